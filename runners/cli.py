@@ -1,0 +1,69 @@
+"""`thmforge`: one subcommand per job. Each lives in `runners/cmd_<name>.py` with
+`add_arguments(parser)` and `run(args, beam_args) -> int`; unknown `--options` of the pipeline
+commands pass through to Beam."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from runners.errors import UsageError
+
+# subcommand -> (module, one-line help, passes unknown options to Beam)
+COMMANDS = {
+    "build-corpus": ("runners.cmd_build_corpus", "extract theorem-like statements into Parquet tables", True),
+    "sql": ("runners.cmd_sql", "DuckDB over a corpus or benchmark directory's tables as views", False),
+    "search": ("runners.cmd_search", "semantic / lexical / hybrid theorem search", False),
+    "serve": ("runners.cmd_serve", "read-only HTTP search API (POST /search)", False),
+    "eval-retrieval": ("runners.cmd_eval_retrieval", "Hit@k and MRR of search modes on a query set", False),
+    "build-bench": ("runners.cmd_build_bench", "generate a data-structure reasoning benchmark release", True),
+    "bench-answer": ("runners.cmd_bench_answer", "reference answer of a task for a spec you write", False),
+    "run-bench": ("runners.cmd_run_bench", "query a model endpoint with a release's prompts", True),
+    "eval-bench": ("runners.cmd_eval_bench", "score predictions and write diagnostics with plots", True),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: same contract, exit code 2
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="thmforge",
+        description="Theorem corpora from mathematical LaTeX, and data-structure reasoning benchmarks, as Apache Beam pipelines.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, (module_name, help_text, _) in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:  # TEMPORARY while commands are being written
+            if exc.name != module_name:
+                raise
+            continue
+        p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip(),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(p)
+        p.set_defaults(_module=module, _passes_beam=COMMANDS[name][2])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not args._passes_beam:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        return int(args._module.run(args, unknown) or 0)
+    except UsageError as exc:
+        print(f"thmforge {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

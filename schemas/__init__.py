@@ -1,0 +1,18 @@
+"""Schemas of every table thmforge writes: the single source of truth for columns."""
+from schemas.failures import FAILURES
+from schemas.instances import INSTANCES
+from schemas.papers import PAPERS
+from schemas.predictions import PREDICTIONS
+from schemas.scores import SCORES
+from schemas.table import Table
+from schemas.theorems import THEOREMS, theorems_table
+
+CORPUS_TABLES = (PAPERS, THEOREMS, FAILURES)
+BENCH_TABLES = (INSTANCES,)
+EVAL_TABLES = (PREDICTIONS, SCORES)
+ALL_TABLES = CORPUS_TABLES + BENCH_TABLES + EVAL_TABLES
+
+__all__ = [
+    "Table", "PAPERS", "THEOREMS", "FAILURES", "INSTANCES", "PREDICTIONS", "SCORES",
+    "theorems_table", "CORPUS_TABLES", "BENCH_TABLES", "EVAL_TABLES", "ALL_TABLES",
+]

@@ -1,0 +1,26 @@
+"""`scores/`: one score row per prediction."""
+import pyarrow as pa
+
+from schemas.table import Table
+
+SCORES = Table(
+    name="scores",
+    partition_by=("model",),
+    description="Exact and partial credit per (instance, model, trial); parse_error when unparseable.",
+    schema=pa.schema([
+        pa.field("instance_id", pa.string(), nullable=False),
+        pa.field("model", pa.string(), nullable=False),
+        pa.field("trial", pa.int32(), nullable=False),
+        pa.field("suite", pa.string()),
+        pa.field("category", pa.string()),
+        pa.field("structure", pa.string()),
+        pa.field("task", pa.string()),
+        pa.field("difficulty", pa.string()),
+        pa.field("length", pa.int32()),
+        pa.field("exact", pa.float64()),
+        pa.field("partial", pa.float64()),
+        pa.field("structural", pa.float64()),
+        pa.field("parsed_answer", pa.string()),
+        pa.field("parse_error", pa.string()),
+    ]),
+)

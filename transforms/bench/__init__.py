@@ -1,0 +1,1 @@
+"""Benchmark construction: a registry of data-structure tasks with reference implementations."""

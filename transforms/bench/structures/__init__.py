@@ -1,0 +1,1 @@
+"""One module per data structure: reference implementation, generator and prompt parts."""

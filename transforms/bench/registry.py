@@ -11,6 +11,17 @@ import hashlib
 import random
 from typing import Any, Callable
 
+# Answer types (Task.answer_type) and their JSON shapes; scoring dispatches on them.
+#   "int", "bool", "str"         scalars
+#   "list[int]", "list[str]"     flat lists (order matters)
+#   "list[list[int]]"            nested lists (e.g. skip-list levels, hash buckets, B+ tree leaves)
+#   "tree:binary"                null | [key, left, right]; key may be [int, "R"|"B"] for red-black trees
+#   "tree:nary"                  [label, [child, ...]] (tries, suffix trees, DAWGs, B+ trees)
+#   "edges"                      sorted list of [u, v] pairs with u <= v (undirected graphs)
+#   "json"                       any other JSON value, compared canonically
+ANSWER_TYPES = ("int", "bool", "str", "list[int]", "list[str]", "list[list[int]]",
+                "tree:binary", "tree:nary", "edges", "json")
+
 DIFFICULTY_LENGTHS = {"easy": (5, 10), "medium": (11, 20), "hard": (21, 30)}
 VALUE_RANGE = (0, 100)
 

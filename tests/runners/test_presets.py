@@ -1,0 +1,49 @@
+import pytest
+
+from runners.errors import UsageError
+from runners.presets import PRESETS, apply_preset
+
+
+def _opts(args):
+    return dict(a[2:].split("=", 1) for a in args)
+
+
+def test_local_names_the_fn_api_runner_so_no_prism_download_is_tried():
+    assert _opts(apply_preset("local", []))["runner"] == "FnApiRunner"
+
+
+def test_local_parallel_uses_one_process_per_core():
+    opts = _opts(apply_preset("local-parallel", []))
+    assert opts["direct_running_mode"] == "multi_processing"
+    assert int(opts["direct_num_workers"]) >= 1
+
+
+def test_explicit_options_override_the_preset():
+    args = apply_preset("portable", ["--job_endpoint=localhost:1234", "--extra=1"])
+    assert [a for a in args if a.startswith("--job_endpoint")] == ["--job_endpoint=localhost:1234"]
+    assert args[-1] == "--extra=1"
+
+
+def test_flink_preset_targets_a_session_cluster_with_external_workers():
+    opts = _opts(apply_preset("flink", []))
+    assert opts["runner"] == "FlinkRunner" and opts["environment_type"] == "EXTERNAL"
+    assert opts["flink_master"] and opts["flink_version"]
+
+
+def test_dataflow_needs_project_region_and_temp_location():
+    with pytest.raises(UsageError, match="--project"):
+        apply_preset("dataflow", [])
+    args = apply_preset("dataflow", ["--project=p", "--region=r", "--temp_location=gs://b/t"])
+    assert _opts(args)["sdk_container_image"]
+
+
+def test_unknown_preset_is_a_usage_error():
+    with pytest.raises(UsageError):
+        apply_preset("spark-on-the-moon", [])
+
+
+def test_every_preset_parses_as_beam_options():
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+    for name in PRESETS:
+        extra = ["--project=p", "--region=r", "--temp_location=gs://b/t"] if name == "dataflow" else []
+        assert PipelineOptions(apply_preset(name, extra)).view_as(StandardOptions).runner

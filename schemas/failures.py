@@ -14,5 +14,6 @@ FAILURES = Table(
         pa.field("message", pa.string()),
         pa.field("location", pa.string()),
         pa.field("fatal", pa.bool_()),
+        pa.field("bundle", pa.string()),   # the input (bundle or folder) it came from: names its file
     ]),
 )

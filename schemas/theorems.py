@@ -52,6 +52,7 @@ THEOREMS = Table(
         pa.field("embedding_model", pa.string()),
         pa.field("statement_embedding", embedding_type(DEFAULT_EMBEDDING_DIM)),
         pa.field("url", pa.string()),
+        pa.field("bundle", pa.string()),   # the input (bundle or folder) it came from: names its file
     ]),
 )
 

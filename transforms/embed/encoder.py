@@ -50,7 +50,8 @@ class Encoder:
         self.model = SentenceTransformer(resolve_model_path(config.model), device=config.device)
         if config.fp16 and self.model.device.type == "cuda":
             self.model.half()
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
 
     def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
         vectors = self.model.encode(
@@ -67,3 +68,34 @@ class Encoder:
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, self.config.query_prompt)
+
+
+def model_dimension(name_or_path: str) -> Optional[int]:
+    """The output dimension read from a local sentence-transformers folder's configs, without loading weights.
+
+    None when the folder is not local or its layout is not recognized (then load the model to know).
+    """
+    import json
+    import pathlib
+
+    root = pathlib.Path(resolve_model_path(name_or_path))
+    try:
+        modules = json.loads((root / "modules.json").read_text())
+    except (OSError, ValueError):
+        return None
+    for module in reversed(modules):
+        kind = module.get("type", "")
+        config_path = root / module.get("path", "") / "config.json"
+        if kind.endswith("Dense"):
+            try:
+                return int(json.loads(config_path.read_text())["out_features"])
+            except (OSError, ValueError, KeyError):
+                return None
+        if kind.endswith("Pooling"):
+            try:
+                pooling = json.loads(config_path.read_text())
+            except (OSError, ValueError):
+                return None
+            modes = sum(1 for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True)
+            return int(pooling["word_embedding_dimension"]) * max(1, modes)
+    return None

@@ -77,6 +77,7 @@ class Statement:
     proof_latex: Optional[str] = None
     slogan: Optional[str] = None
     tag: Optional[str] = None         # Stacks Project tag
+    url: Optional[str] = None         # link to this statement when the source has one (Stacks tag page, ...)
 
 
 @dataclasses.dataclass

@@ -1,0 +1,246 @@
+"""The corpus job: sources -> submissions -> statements -> described -> embedded -> Parquet.
+
+`BuildCorpus` is the composite (its `expand` is the data flow); `run_corpus` runs it and then
+does what must happen exactly once, on the launcher: check that every input's submissions are
+accounted for, commit the staged files into place, and write `manifest.json` from the tables on
+disk.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import time
+from typing import Optional
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from schemas import FAILURES, PAPERS, theorems_table
+from schemas.theorems import DEFAULT_EMBEDDING_DIM
+from transforms import corpus
+from transforms.sources import arxiv, source_module
+from transforms.write import commit as staging
+from transforms.write import manifest as manifests
+from transforms.write.parquet import WriteTable
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusConfig:
+    """Everything the corpus job needs besides the runner options."""
+
+    inputs: tuple[str, ...]          # paths as expanded on the launcher
+    output: str
+    read: corpus.ReadConfig
+    metadata: Optional[str] = None
+    files_per_partition: int = 1
+    describe: Optional[object] = None   # transforms.describe.DescribeConfig, None: no describe stage
+    embed: Optional[object] = None      # transforms.embed.EmbedConfig, None: no embeddings
+
+    @property
+    def embedding_dim(self) -> int:
+        return int(self.embed.manifest()["dim"]) if self.embed is not None else DEFAULT_EMBEDDING_DIM
+
+
+def _optional_stage(module_name: str, transform_name: str):
+    """A stage another part of the project provides, or None while it does not exist yet."""
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        return None
+    return getattr(module, transform_name, None)
+
+
+def _count_embedded(row: dict) -> dict:
+    if row.get("embedding") is not None:
+        _EMBEDDED.inc()
+    return row
+
+
+_EMBEDDED = beam.metrics.Metrics.counter(corpus.METRICS_NAMESPACE, "statements_embedded")
+
+
+def _fill_bundle(joined):
+    """Failures of later stages (which know the paper, not the input) get the paper's bundle."""
+    _, groups = joined
+    bundles = list(groups["bundles"])
+    for row in groups["failures"]:
+        yield {**row, "bundle": bundles[0] if bundles else None}
+
+
+class AttachBundles(beam.PTransform):
+    """Failure rows without a bundle get it from their paper, so they land in that input's files."""
+
+    def __init__(self, papers):
+        super().__init__()
+        self.papers = papers
+
+    def expand(self, failures):
+        keyed = failures | "ByPaper" >> beam.Map(lambda f: (f.get("paper_id") or "", f))
+        bundles = self.papers | "PaperBundles" >> beam.Map(lambda p: (p["paper_id"], p["bundle"]))
+        return ({"failures": keyed, "bundles": bundles}
+                | "JoinPapers" >> beam.CoGroupByKey()
+                | "Fill" >> beam.FlatMap(_fill_bundle))
+
+
+class ReadSubmissions(beam.PTransform):
+    """Inputs -> (submission or member ref, metadata record or None), spread across workers.
+
+    arXiv inputs are indexed into small member refs, joined with the metadata snapshot by id
+    (CoGroupByKey: the snapshot is never a side input) and fetched only after that shuffle.
+    Returns (work, failures).
+    """
+
+    def __init__(self, config: CorpusConfig):
+        super().__init__()
+        self.config = config
+
+    def expand(self, pbegin):
+        cfg = self.config
+        paths = pbegin | "Inputs" >> beam.Create(list(cfg.inputs))
+        if cfg.read.source != arxiv.SOURCE:
+            work = (paths
+                    | "ReadSource" >> beam.ParDo(corpus.ReadSourceSubmissions(cfg.read))
+                    | "NoMetadata" >> beam.Map(lambda sub: (sub, None))
+                    | "Spread" >> beam.Reshuffle())
+            return work, [pbegin | "NoReadFailures" >> beam.Create([])]
+        indexed = paths | "Index" >> beam.ParDo(corpus.IndexInputs(cfg.read)).with_outputs(
+            corpus.FAILURES_TAG, main="refs")
+        failures = [indexed[corpus.FAILURES_TAG]]
+        if not cfg.metadata:
+            work = (indexed.refs
+                    | "NoMetadata" >> beam.Map(lambda ref: (ref, None))
+                    | "Spread" >> beam.Reshuffle())
+            return work, failures
+        records = (pbegin
+                   | "ReadMetadata" >> beam.io.ReadFromText(cfg.metadata)
+                   | "ParseMetadata" >> beam.FlatMap(corpus.parse_metadata).with_outputs(
+                       corpus.FAILURES_TAG, main="records"))
+        failures.append(records[corpus.FAILURES_TAG])
+        work = ({"refs": indexed.refs | "ById" >> beam.Map(lambda ref: (ref.source_id, ref)),
+                 "metadata": records.records}
+                | "JoinMetadata" >> beam.CoGroupByKey()
+                | "WithMetadata" >> beam.FlatMap(corpus.refs_with_metadata))
+        return work, failures
+
+
+class BuildCorpus(beam.PTransform):
+    """The corpus job from inputs to staged Parquet files."""
+
+    def __init__(self, config: CorpusConfig):
+        super().__init__()
+        self.config = config
+
+    def expand(self, pbegin):
+        cfg = self.config
+        work, read_failures = pbegin | "Sources" >> ReadSubmissions(cfg)
+        extracted = work | "ExtractStatements" >> beam.ParDo(corpus.ExtractPapers(cfg.read)).with_outputs(
+            corpus.THEOREMS_TAG, corpus.FAILURES_TAG, main=corpus.PAPERS_TAG)
+        papers, theorems = extracted[corpus.PAPERS_TAG], extracted[corpus.THEOREMS_TAG]
+        later_failures = []
+        if cfg.describe is not None:
+            theorems, failed = theorems | "Describe" >> _optional_stage(
+                "transforms.describe", "DescribeStatements")(cfg.describe)
+            later_failures.append(failed)
+        if cfg.embed is not None:
+            theorems, failed = theorems | "Embed" >> _optional_stage(
+                "transforms.embed", "EmbedStatements")(cfg.embed)
+            later_failures.append(failed)
+        failures = read_failures + [extracted[corpus.FAILURES_TAG]]
+        if later_failures:
+            failures.append(tuple(later_failures) | "LaterFailures" >> beam.Flatten()
+                            | "AttachBundles" >> AttachBundles(papers))
+        staged = staging.staging_dir(cfg.output)
+        theorem_table = theorems_table(cfg.embedding_dim)
+        return {
+            "papers": papers | "WritePapers" >> WriteTable(PAPERS, staged),
+            "theorems": (theorems
+                         | "CountEmbedded" >> beam.Map(_count_embedded)
+                         | "WriteTheorems" >> WriteTable(theorem_table, staged, cfg.files_per_partition)),
+            "failures": (tuple(failures) | "AllFailures" >> beam.Flatten()
+                         | "WriteFailures" >> WriteTable(FAILURES, staged)),
+        }
+
+
+def stage_configs(options: PipelineOptions, output: str, embed_model: Optional[str]):
+    """The describe and embed configs from the options, for the stages that exist."""
+    describe = embed = None
+    if _optional_stage("transforms.describe", "DescribeStatements") is not None:
+        from transforms.describe import DescribeConfig
+
+        describe = DescribeConfig.from_options(options, output=output)
+    if embed_model != "none" and _optional_stage("transforms.embed", "EmbedStatements") is not None:
+        from transforms.embed import EmbedConfig
+
+        embed = EmbedConfig.from_options(options)
+    return describe, embed
+
+
+def count_submissions(inputs: list[str], store: arxiv.BundleStore) -> Optional[int]:
+    """How many submissions local arXiv inputs hold (a header scan), for progress; else None."""
+    if any("://" in path for path in inputs):
+        return None
+    return sum(len(found.refs) for found in arxiv.index(inputs, store))
+
+
+def _metrics(result) -> dict[str, int]:
+    try:
+        counters = result.metrics().query()["counters"]
+    except (AttributeError, KeyError, NotImplementedError):
+        return {}
+    totals: dict[str, int] = {}
+    for counter in counters:
+        name = f"{counter.key.metric.namespace}/{counter.key.metric.name}"
+        value = counter.committed if counter.committed is not None else counter.attempted
+        totals[name] = totals.get(name, 0) + int(value or 0)
+    return dict(sorted(totals.items()))
+
+
+class IncompatibleOutputError(ValueError):
+    """The output directory holds a corpus this run cannot be added to."""
+
+
+def check_embedding_compatible(previous: Optional[dict], embedding: Optional[dict]) -> None:
+    """An incremental run must not mix vectors of different models in one output."""
+    before = (previous or {}).get("embedding")
+    if before and embedding and (before.get("model"), before.get("dim")) != (embedding.get("model"),
+                                                                              embedding.get("dim")):
+        raise IncompatibleOutputError(f"the output holds embeddings of {before.get('model')} (dim {before.get('dim')}); "
+                         f"this run would add {embedding.get('model')} (dim {embedding.get('dim')}): "
+                         "use a new output directory")
+
+
+def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_options: dict) -> dict:
+    """Run the job, check the accounting, commit, and return the manifest written."""
+    started = time.monotonic()
+    previous = manifests.read_manifest(config.output)
+    describer = config.describe.manifest() if config.describe is not None else None
+    embedding = config.embed.manifest() if config.embed is not None else None
+    check_embedding_compatible(previous, embedding)
+    staging.clear_staging(config.output)
+    pipeline = beam.Pipeline(options=options)
+    _ = pipeline | "BuildCorpus" >> BuildCorpus(config)
+    result = pipeline.run()
+    result.wait_until_finish()
+    ran = time.monotonic()
+    accounting = staging.read_accounting(config.output)
+    expected = {arxiv.group_name(path) for path in config.inputs}
+    if set(accounting) != expected:
+        raise staging.AccountingError(f"inputs without accounting: {sorted(expected - set(accounting))}")
+    per_group = staging.check_accounting(config.output, accounting)
+    commit_stats = staging.commit(config.output, per_group)
+    committed = time.monotonic()
+    manifest = manifests.build_manifest(
+        config.output, inputs=list(config.inputs), accounting=per_group, options=recorded_options,
+        durations={"pipeline": ran - started, "commit": committed - ran, "total": time.monotonic() - started},
+        describer=describer, embedding=embedding, commit_stats=commit_stats, previous=previous)
+    by_bundle = manifest["counts"]["by_bundle"]
+    for group, counts in per_group.items():
+        written = by_bundle.get(counts["bundle"], {"ok": 0, "failed": 0, "skipped": 0})
+        if written != {s: counts[s] for s in ("ok", "failed", "skipped")}:
+            raise staging.AccountingError(f"{group}: committed papers {written} differ from the run's "
+                                          f"accounting {counts}")
+    manifest["metrics"] = _metrics(result)
+    manifests.write_manifest(config.output, manifest)
+    return manifest

@@ -1,0 +1,141 @@
+"""eval-bench: predictions + instances -> scores/ (Hive Parquet by model) -> report.md with plots.
+
+    instance files ──► rows by instance_id ─┐
+                                            ├─► CoGroupByKey ─► score ─► by model ─► scores/model=M/
+    prediction files ─► rows by instance_id ┘                     └─► rejected ─► rejected_predictions.jsonl
+
+Predictions that cannot be used (bad JSONL, missing fields, an instance_id the release does not
+have) are never dropped silently: they go to `rejected_predictions.jsonl` with the reason and the
+place they came from. Duplicate (instance, model, trial) predictions keep the answered one.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+from typing import Any, Sequence
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from schemas import INSTANCES, SCORES
+from transforms.scoring.report import write_report
+from transforms.scoring.score import GroundTruthError, INSTANCE_COLUMNS, canonical_truth, score_prediction
+from transforms.scoring.tables import (INSTANCE_READ_COLUMNS, instance_files, iter_prediction_file,
+                                       prediction_files, preferred_prediction, read_partitioned_file,
+                                       read_rows, write_partition)
+
+REJECTED_FILE = "rejected_predictions.jsonl"
+
+
+class ScoreJoined(beam.DoFn):
+    """(instance_id, {instance: [...], prediction: [...]}) -> scores rows; orphans -> `rejected`."""
+
+    REJECTED = "rejected"
+
+    def process(self, element):
+        instance_id, joined = element
+        predictions = list(joined["prediction"])
+        if not predictions:
+            return
+        if not joined["instance"]:
+            for prediction in predictions:
+                yield beam.pvalue.TaggedOutput(self.REJECTED, {
+                    "location": None, "reason": "instance_id not in the release",
+                    "record": json.dumps(prediction, default=str)[:500]})
+            return
+        instance = joined["instance"][0]
+        by_trial: dict[tuple, list] = {}
+        for prediction in predictions:
+            by_trial.setdefault((prediction["model"], prediction["trial"]), []).append(prediction)
+        try:
+            truth = canonical_truth(instance)
+        except GroundTruthError as exc:
+            for model, trial in sorted(by_trial):
+                yield {"instance_id": instance_id, "model": model, "trial": trial,
+                       **{c: instance.get(c) for c in INSTANCE_COLUMNS},
+                       "exact": None, "partial": None, "structural": None, "parsed_answer": None,
+                       "parse_error": f"ground truth: {exc}"}
+            return
+        for key in sorted(by_trial):
+            yield score_prediction(instance, preferred_prediction(by_trial[key]), truth_text=truth)
+
+
+def _read_predictions(path: str):
+    for prediction, rejection in iter_prediction_file(path):
+        if rejection is not None:
+            yield beam.pvalue.TaggedOutput(ScoreJoined.REJECTED, rejection)
+        else:
+            yield prediction
+
+
+def _write_model_scores(element, output: str) -> tuple[str, int]:
+    model, rows = element
+    rows = list(rows)
+    write_partition(rows, SCORES, output, model)
+    return model, len(rows)
+
+
+def _write_rejected(element, output: str) -> int:
+    _, rejections = element
+    ordered = sorted(rejections, key=lambda r: (str(r.get("location")), r["reason"], r["record"]))
+    with open(pathlib.Path(output) / REJECTED_FILE, "w", encoding="utf-8") as handle:
+        for rejection in ordered:
+            handle.write(json.dumps(rejection, sort_keys=True) + "\n")
+    return len(ordered)
+
+
+class EvaluatePredictions(beam.PTransform):
+    """Instance files and prediction files in; scores written per model under `output`."""
+
+    def __init__(self, instance_paths: Sequence[str], prediction_paths: Sequence[str], output: str):
+        super().__init__()
+        self.instance_paths, self.prediction_paths, self.output = instance_paths, prediction_paths, output
+
+    def expand(self, pipeline):
+        instances = (pipeline
+                     | "InstanceFiles" >> beam.Create(self.instance_paths)
+                     | "ReadInstances" >> beam.FlatMap(read_partitioned_file, INSTANCES, INSTANCE_READ_COLUMNS)
+                     | "InstanceById" >> beam.Map(lambda row: (row["instance_id"], row)))
+        read = (pipeline
+                | "PredictionFiles" >> beam.Create(self.prediction_paths)
+                | "ReadPredictions" >> beam.FlatMap(_read_predictions).with_outputs(ScoreJoined.REJECTED, main="ok"))
+        predictions = read.ok | "PredictionById" >> beam.Map(lambda row: (row["instance_id"], row))
+        scored = ({"instance": instances, "prediction": predictions}
+                  | "Join" >> beam.CoGroupByKey()
+                  | "Score" >> beam.ParDo(ScoreJoined()).with_outputs(ScoreJoined.REJECTED, main="scores"))
+        written = (scored.scores
+                   | "ByModel" >> beam.Map(lambda row: (row["model"], row))
+                   | "GroupModel" >> beam.GroupByKey()
+                   | "WriteScores" >> beam.Map(_write_model_scores, self.output))
+        rejected = ((read[ScoreJoined.REJECTED], scored[ScoreJoined.REJECTED])
+                    | "AllRejected" >> beam.Flatten()
+                    | "OneKey" >> beam.Map(lambda r: (None, r))
+                    | "GroupRejected" >> beam.GroupByKey()
+                    | "WriteRejected" >> beam.Map(_write_rejected, self.output))
+        return written, rejected
+
+
+def run(instances: str, predictions: str, output: str, beam_args: Sequence[str] = (),
+        title: str = "Benchmark evaluation", notes: Sequence[str] = ()) -> dict[str, Any]:
+    """Score, write `scores/` and `report.md`; returns counts for the command line."""
+    instance_paths = instance_files(instances)
+    prediction_paths = prediction_files(predictions)
+    out = pathlib.Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / SCORES.name, ignore_errors=True)
+    (out / REJECTED_FILE).unlink(missing_ok=True)
+    with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
+        _ = pipeline | "Evaluate" >> EvaluatePredictions(instance_paths, prediction_paths, str(out))
+    rows = read_rows(out / SCORES.name, SCORES) if (out / SCORES.name).is_dir() else []
+    rejected = 0
+    if (out / REJECTED_FILE).exists():
+        rejected = sum(1 for _ in open(out / REJECTED_FILE, encoding="utf-8"))
+    report_notes = list(notes) + [
+        f"Instances: `{instances}`; predictions: `{predictions}`.",
+        f"Scored predictions: {len(rows)}; rejected predictions: {rejected}"
+        + (f" (see `{REJECTED_FILE}`)." if rejected else "."),
+    ]
+    report = write_report(rows, out, title=title, notes=report_notes)
+    return {"scored": len(rows), "rejected": rejected, "report": str(report),
+            "models": sorted({r["model"] for r in rows})}

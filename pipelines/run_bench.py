@@ -1,0 +1,291 @@
+"""run-bench: a release's prompts -> an OpenAI-compatible chat endpoint -> predictions/model=M/.
+
+    instance files ─► (instance, trial) requests not yet answered ─► Reshuffle ─► QueryModel
+                                                                                   │ flushes every
+                                                                                   ▼ few answers
+                                                   predictions/model=M/chunk-<hash>.parquet ─► compact
+                                                                                   ▼
+                                                                      predictions/model=M/part-00000.parquet
+
+Resumable: answers are flushed to chunk files while the run goes (names derived from their keys,
+so a retried bundle overwrites instead of duplicating), and a rerun skips every (instance, trial)
+that already has a response; failures are asked again. At the end the partition is compacted
+into one file sorted by (instance_id, trial), keeping an answered row over a failed one.
+Concurrency (`concurrency` requests in flight) and the rate limit are per worker process.
+Every request that finally fails still yields a row: `response` null, `error` saying why.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import hashlib
+import json
+import pathlib
+import threading
+import time
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.transforms.window import GlobalWindows
+import pyarrow.parquet as pq
+
+from schemas import PREDICTIONS
+from transforms.bench import prompts
+from transforms.llm import ChatClient, LLMError, RetryPolicy, call_with_retries
+from transforms.scoring.tables import (instance_files, partition_path, preferred_prediction,
+                                       read_partitioned_file, write_partition)
+from schemas import INSTANCES
+
+MODE_ALIASES = {"cot": "zero-shot-cot", "kshot": "k-shot", "code": "code-allowed"}
+REQUEST_COLUMNS = ("instance_id", "prompt", "prompt_parts")
+FLUSH_EVERY = 32
+
+
+class RunBenchError(ValueError):
+    """A run that cannot start as asked (bad mode, output of another prompt mode)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    endpoint: str
+    model: str
+    trials: int = 3
+    prompt_mode: str = prompts.DEFAULT_MODE
+    description: str = prompts.DEFAULT_DESCRIPTION
+    temperature: Optional[float] = None
+    max_tokens: Optional[int] = None
+    reasoning_effort: Optional[str] = None
+    concurrency: int = 4
+    rate_limit: Optional[float] = None        # requests per second per worker; None: unlimited
+    timeout_s: float = 120.0
+    max_attempts: int = 5
+    initial_backoff_s: float = 0.5
+
+    def __post_init__(self):
+        if self.prompt_mode not in prompts.MODES:
+            raise RunBenchError(f"unknown prompt mode {self.prompt_mode!r}; choose one of "
+                                f"{', '.join(prompts.MODES + tuple(MODE_ALIASES))}")
+        if self.description not in prompts.DESCRIPTIONS:
+            raise RunBenchError(f"unknown description {self.description!r}; choose one of {', '.join(prompts.DESCRIPTIONS)}")
+        for name in ("trials", "concurrency", "max_attempts"):
+            if getattr(self, name) < 1:
+                raise RunBenchError(f"{name.replace('_', '-')} must be at least 1")
+        if self.rate_limit is not None and self.rate_limit <= 0:
+            raise RunBenchError("rate-limit must be positive")
+        if self.timeout_s <= 0:
+            raise RunBenchError("timeout must be positive")
+
+    def client(self) -> ChatClient:
+        extra = {"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else None
+        return ChatClient(self.endpoint, self.model, timeout_s=self.timeout_s, temperature=self.temperature,
+                          max_tokens=self.max_tokens, extra=extra)
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(max_attempts=self.max_attempts, initial_backoff_s=self.initial_backoff_s)
+
+
+def normalize_mode(mode: str) -> str:
+    return MODE_ALIASES.get(mode, mode)
+
+
+def prompt_for(instance: Mapping[str, Any], mode: str, description: str) -> str:
+    """The instance's prompt in `mode`, rendered from its stored parts (the stored prompt when none)."""
+    if instance.get("prompt_parts"):
+        return prompts.render(json.loads(instance["prompt_parts"]), mode, description)
+    if mode == prompts.DEFAULT_MODE and description == prompts.DEFAULT_DESCRIPTION and instance.get("prompt"):
+        return instance["prompt"]
+    raise ValueError("the instance stores no prompt parts to render this mode from")
+
+
+def pending_requests(instance: Mapping[str, Any], config: RunConfig, answered: frozenset) -> Iterable[dict]:
+    """One request per trial the output does not answer yet; a prompt that cannot render fails early."""
+    todo = [t for t in range(config.trials) if (instance["instance_id"], t) not in answered]
+    if not todo:
+        return
+    try:
+        prompt, problem = prompt_for(instance, config.prompt_mode, config.description), None
+    except (ValueError, KeyError, TypeError) as exc:
+        prompt, problem = None, f"prompt: {exc}"
+    for trial in todo:
+        yield {"instance_id": instance["instance_id"], "trial": trial, "prompt": prompt, "problem": problem}
+
+
+class RateLimiter:
+    """Spaces request starts at least 1/rate seconds apart across threads (no bursts)."""
+
+    def __init__(self, rate_per_s: Optional[float], clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep):
+        self.interval = 1.0 / rate_per_s if rate_per_s else 0.0
+        self.clock, self.sleep = clock, sleep
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = self.clock()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            self.sleep(slot - now)
+
+
+def ask(client: ChatClient, policy: RetryPolicy, limiter: RateLimiter, request: Mapping[str, Any],
+        config: RunConfig) -> dict:
+    """One prediction row: the response with its usage, or the final error after retries."""
+    row = {"instance_id": request["instance_id"], "model": config.model, "trial": request["trial"],
+           "prompt_mode": config.prompt_mode, "response": None, "input_tokens": None,
+           "output_tokens": None, "latency_s": None, "attempts": 0, "error": request.get("problem")}
+    if row["error"]:
+        return row
+    messages = [{"role": "user", "content": request["prompt"]}]
+    errors: list[str] = []
+
+    def attempt():
+        limiter.acquire()
+        row["attempts"] += 1
+        started = time.monotonic()
+        result = client.complete(messages)
+        row["latency_s"] = round(time.monotonic() - started, 6)
+        return result
+
+    try:
+        result = call_with_retries(attempt, policy, on_error=lambda e, _: errors.append(e.kind))
+    except LLMError as exc:
+        row["error"] = f"{exc.kind} after {row['attempts']} attempt(s): {exc}"
+        return row
+    except Exception as exc:  # a client bug must still leave a row behind, never lose the request
+        row["error"] = f"unexpected {type(exc).__name__} after {row['attempts']} attempt(s): {exc}"
+        return row
+    row.update(response=result.content, input_tokens=result.prompt_tokens, output_tokens=result.completion_tokens)
+    return row
+
+
+def chunk_name(rows: Sequence[Mapping[str, Any]]) -> str:
+    keys = "\n".join(sorted(f"{r['instance_id']}\x1f{r['trial']}" for r in rows))
+    return f"chunk-{hashlib.sha256(keys.encode()).hexdigest()[:20]}.parquet"
+
+
+def write_chunk(rows: Sequence[Mapping[str, Any]], output: str, model: str) -> None:
+    """Persist finished rows at once (atomic rename), so an interrupted run loses at most a chunk."""
+    directory = partition_path(output, PREDICTIONS, model)
+    directory.mkdir(parents=True, exist_ok=True)
+    name = chunk_name(rows)
+    temporary = directory / f".{name}.tmp"
+    ordered = sorted(rows, key=lambda r: (r["instance_id"], r["trial"]))
+    pq.write_table(PREDICTIONS.to_arrow(ordered), temporary)
+    temporary.replace(directory / name)
+
+
+class QueryModel(beam.DoFn):
+    """Keeps up to `concurrency` requests in flight; emits and flushes rows as they finish."""
+
+    def __init__(self, config: RunConfig, output: str):
+        self.config, self.output = config, output
+        self.answered = beam.metrics.Metrics.counter("run_bench", "answered")
+        self.failed = beam.metrics.Metrics.counter("run_bench", "failed")
+
+    def setup(self):
+        self.client = self.config.client()
+        self.policy = self.config.retry_policy()
+        self.limiter = RateLimiter(self.config.rate_limit)
+        self.pool = concurrent.futures.ThreadPoolExecutor(self.config.concurrency, thread_name_prefix="run-bench")
+
+    def start_bundle(self):
+        self.in_flight: set = set()
+        self.unflushed: list = []
+
+    def process(self, request):
+        self.in_flight.add(self.pool.submit(ask, self.client, self.policy, self.limiter, request, self.config))
+        if len(self.in_flight) >= 2 * self.config.concurrency:
+            yield from self._collect(concurrent.futures.FIRST_COMPLETED)
+
+    def finish_bundle(self):
+        for row in self._collect(concurrent.futures.ALL_COMPLETED):
+            yield GlobalWindows.windowed_value(row)
+        self._flush()
+
+    def teardown(self):
+        self.pool.shutdown(wait=True)
+
+    def _collect(self, return_when):
+        if not self.in_flight:
+            return
+        done, self.in_flight = concurrent.futures.wait(self.in_flight, return_when=return_when)
+        for future in sorted(done, key=lambda f: (f.result()["instance_id"], f.result()["trial"])):
+            row = future.result()
+            (self.failed if row["error"] else self.answered).inc()
+            self.unflushed.append(row)
+            yield row
+        if len(self.unflushed) >= FLUSH_EVERY:
+            self._flush()
+
+    def _flush(self):
+        if self.unflushed:
+            write_chunk(self.unflushed, self.output, self.config.model)
+            self.unflushed = []
+
+
+class RunBench(beam.PTransform):
+    """Instance files in; prediction rows out (already persisted under `output`)."""
+
+    def __init__(self, instance_paths: Sequence[str], config: RunConfig, output: str, answered: frozenset):
+        super().__init__()
+        self.instance_paths, self.config, self.output, self.answered = instance_paths, config, output, answered
+
+    def expand(self, pipeline):
+        return (pipeline
+                | "InstanceFiles" >> beam.Create(self.instance_paths)
+                | "ReadInstances" >> beam.FlatMap(read_partitioned_file, INSTANCES, REQUEST_COLUMNS)
+                | "Requests" >> beam.FlatMap(pending_requests, self.config, self.answered)
+                | "Spread" >> beam.Reshuffle()
+                | "Query" >> beam.ParDo(QueryModel(self.config, self.output)))
+
+
+def existing_predictions(output: str, model: str) -> list[dict]:
+    directory = partition_path(output, PREDICTIONS, model)
+    rows = []
+    for path in sorted(directory.glob("*.parquet")) if directory.is_dir() else ():
+        rows += pq.read_table(path).to_pylist()
+    for row in rows:
+        row["model"] = model
+    return rows
+
+
+def answered_keys(rows: Iterable[Mapping[str, Any]], prompt_mode: str, model: str) -> frozenset:
+    """(instance_id, trial) already answered; answers of another prompt mode are an error."""
+    answered = frozenset((r["instance_id"], r["trial"]) for r in rows if r.get("response") is not None
+                         and not r.get("error"))
+    modes = {r.get("prompt_mode") for r in rows if r.get("response") is not None} - {None}
+    if modes and modes != {prompt_mode}:
+        raise RunBenchError(f"the output already holds {model}'s answers in prompt mode "
+                            f"{', '.join(sorted(modes))}; use another --output (or --model label) for {prompt_mode}")
+    return answered
+
+
+def compact(output: str, model: str) -> list[dict]:
+    """Merge the partition's chunk files into one sorted file (an answered row beats a failure)."""
+    by_key: dict[tuple, list] = {}
+    for row in existing_predictions(output, model):
+        by_key.setdefault((row["instance_id"], row["trial"]), []).append(row)
+    rows = [dict(preferred_prediction(group)) for group in by_key.values()]
+    if rows:
+        write_partition(rows, PREDICTIONS, output, model)
+    return rows
+
+
+def run(instances: str, output: str, config: RunConfig, beam_args: Sequence[str] = ()) -> dict[str, Any]:
+    """Ask what is not answered yet, compact, and return counts for the command line."""
+    paths = instance_files(instances)
+    pathlib.Path(output).mkdir(parents=True, exist_ok=True)
+    answered = answered_keys(existing_predictions(output, config.model), config.prompt_mode, config.model)
+    started = time.monotonic()
+    with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
+        _ = pipeline | "RunBench" >> RunBench(paths, config, output, answered)
+    rows = compact(output, config.model)
+    failed = sum(1 for r in rows if r.get("error"))
+    return {"predictions": len(rows), "answered": len(rows) - failed, "failed": failed,
+            "resumed": len(answered), "asked": len(rows) - len(answered),
+            "seconds": round(time.monotonic() - started, 2)}

@@ -1,0 +1,119 @@
+"""A DuckDB connection over one output directory: every table of `schemas/` as a view.
+
+Views are generated from the schema modules (`Table.view_sql`), so a column exists here exactly
+when a writer declares it. A table without files gets a typed empty view, so queries still bind.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from typing import Optional
+
+import duckdb
+
+from runners.errors import UsageError
+from schemas import ALL_TABLES, CORPUS_TABLES, THEOREMS, Table, theorems_table
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddingInfo:
+    """The corpus's embedding model as recorded in `manifest.json` under "embedding"."""
+
+    model: str
+    dim: int
+    query_prompt: str = ""
+    document_prompt: str = ""
+    normalize: bool = True
+
+
+def read_manifest(root: pathlib.Path) -> dict:
+    path = root / "manifest.json"
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: unreadable manifest ({exc})") from None
+
+
+def embedding_info(manifest: dict) -> Optional[EmbeddingInfo]:
+    """The manifest's embedding record, or None when the corpus was built without embeddings."""
+    record = manifest.get("embedding")
+    if not record or not record.get("model"):
+        return None
+    try:
+        return EmbeddingInfo(
+            model=str(record["model"]), dim=int(record["dim"]),
+            query_prompt=str(record.get("query_prompt") or ""),
+            document_prompt=str(record.get("document_prompt") or ""),
+            normalize=bool(record.get("normalize", True)),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise UsageError(f"manifest.json: malformed 'embedding' record ({exc})") from None
+
+
+def _has_files(root: pathlib.Path, table: Table) -> bool:
+    folder = root / table.name
+    return folder.is_dir() and next(folder.rglob("*.parquet"), None) is not None
+
+
+def output_root(path: str) -> pathlib.Path:
+    """The output directory given on the command line, checked to look like one."""
+    root = pathlib.Path(path).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"{path}: no such directory")
+    if not any((root / t.name).is_dir() for t in ALL_TABLES) and not (root / "manifest.json").is_file():
+        raise UsageError(f"{path}: not a thmforge output directory (no papers/, theorems/, instances/ ... and no manifest.json)")
+    return root
+
+
+def create_views(con: duckdb.DuckDBPyConnection, root: pathlib.Path, dim: int) -> list[str]:
+    """Create one view per table; corpus tables always exist (empty when absent), others only with files."""
+    created = []
+    for table in ALL_TABLES:
+        if table.name == THEOREMS.name:
+            table = theorems_table(dim)
+        if _has_files(root, table):
+            con.execute(table.view_sql(str(root)))
+        elif table in CORPUS_TABLES or table.name == THEOREMS.name:
+            con.execute(table.empty_view_sql())
+        else:
+            continue
+        created.append(table.name)
+    return created
+
+
+@dataclasses.dataclass
+class Catalog:
+    """An open output directory: its connection, manifest and embedding record."""
+
+    root: pathlib.Path
+    con: duckdb.DuckDBPyConnection
+    manifest: dict
+    embedding: Optional[EmbeddingInfo]
+    views: list[str]
+
+
+def open_catalog(path: str) -> Catalog:
+    """An in-memory DuckDB with views over `path`'s tables (the theorems view typed by the corpus's dim)."""
+    root = output_root(path)
+    manifest = read_manifest(root)
+    info = embedding_info(manifest)
+    con = duckdb.connect(":memory:")
+    try:
+        views = create_views(con, root, info.dim if info else theorems_table().schema.field("embedding").type.list_size)
+    except duckdb.Error as exc:
+        con.close()
+        raise UsageError(f"{path}: cannot read tables ({exc})") from None
+    return Catalog(root=root, con=con, manifest=manifest, embedding=info, views=views)
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, root: pathlib.Path) -> None:
+    """No file access beyond the output directory, no extensions, no way to turn this back on."""
+    allowed = str(root).rstrip("/") + "/"
+    con.execute("SET allowed_directories = ?", [[allowed]])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET autoinstall_known_extensions = false")
+    con.execute("SET autoload_known_extensions = false")
+    con.execute("SET lock_configuration = true")

@@ -1,0 +1,223 @@
+"""Theorem search over an open catalog: exact vector, lexical BM25, hybrid (RRF), optional reranking.
+
+The theorems joined with their papers are materialized once into an in-memory DuckDB table
+(`search_corpus`), so repeated queries (serve, eval) scan memory rather than re-reading Parquet.
+Vector search is exact: cosine similarity against every stored embedding, ordered with LIMIT k.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Sequence
+
+import duckdb
+
+from retrieval import lexical
+from retrieval.catalog import Catalog
+from retrieval.filters import Filters, where_sql
+from runners.errors import UsageError
+
+MODES = ("vector", "lexical", "hybrid")
+REPRESENTATIONS = {"description": "embedding", "statement": "statement_embedding"}
+RRF_K = 60                 # reciprocal-rank fusion constant (Cormack et al.)
+FUSION_DEPTH = 100         # candidates taken from each ranking before fusing or reranking
+SNIPPET_CHARS = 240
+
+
+@dataclasses.dataclass
+class Hit:
+    rank: int
+    score: float
+    theorem_id: str
+    paper_id: str
+    source: str
+    kind: str
+    display_name: Optional[str]
+    number: Optional[str]
+    title: Optional[str]
+    label: Optional[str]
+    tag: Optional[str]
+    paper_title: Optional[str]
+    authors: list[str]
+    year: Optional[int]
+    url: Optional[str]
+    snippet: str
+
+    @property
+    def name(self) -> str:
+        """"Theorem 2.3 (Title)": display name with number, or tag, and title when present."""
+        head = " ".join(x for x in (self.display_name or self.kind.capitalize(), self.number or self.tag) if x)
+        return f"{head} ({self.title})" if self.title else head
+
+
+_HIT_COLUMNS = ("theorem_id", "paper_id", "source", "kind", "display_name", "number", "title", "label",
+                "tag", "paper_title", "authors", "year", "url", "snippet_text")
+
+
+def snippet(text: Optional[str], limit: int = SNIPPET_CHARS) -> str:
+    text = " ".join((text or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit] + " …"
+
+
+def materialize(con: duckdb.DuckDBPyConnection) -> int:
+    """Build `search_corpus` (theorems joined with papers, one dense `doc` id each); its row count."""
+    con.execute("""
+        CREATE OR REPLACE TEMP TABLE search_corpus AS
+        WITH p AS (
+            SELECT * FROM papers QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY source_id) = 1
+        )
+        SELECT (row_number() OVER (ORDER BY t.theorem_id) - 1)::INTEGER AS doc,
+               t.theorem_id, t.paper_id, t.source, t.year, t.kind, t.display_name, t.number, t.title,
+               t.label, t.tag, t.statement_text, t.description, t.embedding, t.statement_embedding,
+               coalesce(t.url, p.url) AS url, p.title AS paper_title, coalesce(p.authors, []) AS authors,
+               lower(array_to_string(coalesce(p.authors, []), ' | ')) AS authors_key,
+               list_distinct(list_concat(coalesce(p.categories, []),
+                             list_transform(coalesce(p.categories, []), lambda c: split_part(c, '.', 1)))) AS category_keys,
+               coalesce(t.statement_text, t.statement_latex, '') AS snippet_text,
+               concat_ws(' ', t.title, t.statement_text,
+                         CASE WHEN t.description IS DISTINCT FROM t.statement_text THEN t.description END,
+                         p.title) AS lexical_text
+        FROM theorems t LEFT JOIN p USING (paper_id)
+    """)
+    return con.execute("SELECT count(*) FROM search_corpus").fetchone()[0]
+
+
+def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of ranked doc lists: (doc, score) best first, ties by first appearance."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for position, doc in enumerate(ranking, start=1):
+            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + position)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+class Searcher:
+    """Searches one catalog; the query encoder and the lexical index are built on first use."""
+
+    def __init__(self, catalog: Catalog, *, query_model: Optional[str] = None,
+                 representation: str = "description", reranker=None, rerank_depth: int = 50):
+        if representation not in REPRESENTATIONS:
+            raise UsageError(f"representation: choose one of {', '.join(REPRESENTATIONS)}")
+        self.catalog = catalog
+        self.con = catalog.con
+        self.column = REPRESENTATIONS[representation]
+        self.representation = representation
+        self.query_model = query_model
+        self.reranker = reranker
+        self.rerank_depth = rerank_depth
+        self._encoder = None
+        self._lexical_ready = False
+        try:
+            self.size = materialize(self.con)
+        except duckdb.Error as exc:
+            raise UsageError(f"{catalog.root}: cannot read theorems ({exc})") from None
+
+    # --- query embedding -------------------------------------------------------------------
+    @property
+    def encoder(self):
+        if self._encoder is None:
+            self._encoder = self._load_encoder()
+        return self._encoder
+
+    def _load_encoder(self):
+        info = self.catalog.embedding
+        if info is None:
+            raise UsageError("this corpus has no embeddings (manifest.json has no 'embedding'); use --mode lexical")
+        from transforms.embed.encoder import Encoder, EncoderConfig, resolve_model_path
+
+        if self.query_model and resolve_model_path(self.query_model) != resolve_model_path(info.model):
+            raise UsageError(f"query model {self.query_model!r} differs from the corpus's model {info.model!r}: "
+                             "its vectors would not be comparable")
+        has_vectors = self.con.execute(f"SELECT count({self.column}) FROM search_corpus").fetchone()[0]
+        if self.size and not has_vectors:
+            raise UsageError(f"no stored vectors in column {self.column!r} for the {self.representation!r} representation")
+        try:
+            encoder = Encoder(EncoderConfig(model=info.model, query_prompt=info.query_prompt,
+                                            document_prompt=info.document_prompt, normalize=info.normalize))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot load the corpus's embedding model {info.model!r}: {exc}") from None
+        if encoder.dim != info.dim:
+            raise UsageError(f"model {info.model!r} gives {encoder.dim}-d vectors but the corpus stores {info.dim}-d")
+        return encoder
+
+    def embed_query(self, query: str) -> list[float]:
+        return self.encoder.encode_queries([query])[0].tolist()
+
+    # --- rankings (doc ids best first, with scores) -----------------------------------------
+    def _run(self, sql: str, params) -> list[tuple[int, float]]:
+        try:
+            return [(int(d), float(s)) for d, s in self.con.execute(sql, params).fetchall()]
+        except duckdb.Error as exc:
+            raise UsageError(f"search failed: {exc}") from None
+
+    def vector_ranking(self, query: str, k: int, filters: Filters, vector: Optional[list[float]] = None):
+        where, params = where_sql(filters)
+        dim = int(self.catalog.embedding.dim) if self.catalog.embedding else 0
+        vector = vector if vector is not None else self.embed_query(query)
+        sql = (f"SELECT c.doc, array_cosine_similarity(c.{self.column}, ?::FLOAT[{dim}]) AS score "
+               f"FROM search_corpus c WHERE c.{self.column} IS NOT NULL AND {where} "
+               f"ORDER BY score DESC, c.doc LIMIT {int(k)}")
+        return self._run(sql, [vector] + params)
+
+    def lexical_ranking(self, query: str, k: int, filters: Filters):
+        if not self._lexical_ready:
+            lexical.build_index(self.con)
+            self._lexical_ready = True
+        terms = lexical.query_tokens(self.con, query)
+        if not terms:
+            return []
+        where, params = where_sql(filters)
+        # positional parameters for the filters; the term list goes first
+        scored = lexical.scored_docs_sql().replace("$terms", "?")
+        sql = (f"SELECT s.doc, s.score FROM ({scored}) s JOIN search_corpus c ON c.doc = s.doc "
+               f"WHERE {where} ORDER BY s.score DESC, s.doc LIMIT {int(k)}")
+        return self._run(sql, [terms] + params)
+
+    def ranking(self, query: str, k: int, filters: Filters, mode: str, vector: Optional[list[float]] = None):
+        """(doc, score) best first; `vector` is the query's embedding when the caller has it already."""
+        if mode not in MODES:
+            raise UsageError(f"mode: choose one of {', '.join(MODES)}")
+        depth = max(k, self.rerank_depth if self.reranker else 0)
+        if mode == "vector":
+            ranked = self.vector_ranking(query, depth, filters, vector)
+        elif mode == "lexical":
+            ranked = self.lexical_ranking(query, depth, filters)
+        else:
+            fusion_depth = max(depth, FUSION_DEPTH)
+            ranked = fuse([[d for d, _ in self.vector_ranking(query, fusion_depth, filters, vector)],
+                           [d for d, _ in self.lexical_ranking(query, fusion_depth, filters)]])[:depth]
+        if self.reranker:
+            ranked = self._rerank(query, ranked[: self.rerank_depth])
+        return ranked[:k]
+
+    def _rerank(self, query: str, ranked):
+        if not ranked:
+            return ranked
+        docs = [d for d, _ in ranked]
+        texts = dict(self.con.execute(
+            "SELECT doc, coalesce(description, snippet_text) FROM search_corpus WHERE list_contains(?, doc)",
+            [docs]).fetchall())
+        scores = self.reranker.score(query, [texts[d] for d in docs])
+        return sorted(zip(docs, scores), key=lambda item: -item[1])
+
+    # --- results -----------------------------------------------------------------------------
+    def hits(self, ranked) -> list[Hit]:
+        if not ranked:
+            return []
+        docs = [d for d, _ in ranked]
+        rows = self.con.execute(
+            f"SELECT doc, {', '.join(_HIT_COLUMNS)} FROM search_corpus WHERE list_contains(?, doc)", [docs]
+        ).fetchall()
+        by_doc = {row[0]: row[1:] for row in rows}
+        hits = []
+        for rank, (doc, score) in enumerate(ranked, start=1):
+            values = dict(zip(_HIT_COLUMNS, by_doc[doc]))
+            values["snippet"] = snippet(values.pop("snippet_text"))
+            values["authors"] = list(values["authors"] or [])
+            hits.append(Hit(rank=rank, score=round(score, 6), **values))
+        return hits
+
+    def search(self, query: str, k: int = 10, filters: Filters = Filters(), mode: str = "vector") -> list[Hit]:
+        return self.hits(self.ranking(query, k, filters, mode))

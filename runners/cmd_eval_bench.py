@@ -1,0 +1,41 @@
+"""Score a model's predictions against a release and write diagnostics.
+
+Reads predictions from a run-bench output directory (its predictions/ table) or a JSONL file
+of {"instance_id", "model", "trial", "response"} records; writes OUTPUT/scores/ (Hive Parquet
+by model), OUTPUT/report.md with PNG plots beside it, and OUTPUT/rejected_predictions.jsonl for
+records that could not be used. Answers are parsed from the responses (fenced JSON, trailing
+prose, single quotes, a bare final-answer line) and compared canonically; an unparseable answer
+scores 0 with its parse error stored.
+"""
+from __future__ import annotations
+
+import sys
+
+from runners.errors import UsageError
+from runners.presets import add_preset_argument, apply_preset
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--instances", required=True, metavar="DIR", help="release directory (with instances/)")
+    parser.add_argument("--predictions", required=True, metavar="FILE_OR_DIR",
+                        help="run-bench output directory, its predictions/ directory, or a .jsonl/.parquet file")
+    parser.add_argument("--output", required=True, metavar="DIR", help="where scores/ and report.md go")
+    parser.add_argument("--title", default="Benchmark evaluation", help="the report's title")
+    add_preset_argument(parser)
+
+
+def run(args, beam_args) -> int:
+    from pipelines import eval_bench
+    from transforms.scoring.tables import InputError
+
+    try:
+        result = eval_bench.run(args.instances, args.predictions, args.output,
+                                apply_preset(args.preset, beam_args), title=args.title)
+    except InputError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"scored {result['scored']} predictions of {len(result['models'])} model(s); "
+          f"rejected {result['rejected']}; report: {result['report']}")
+    if result["rejected"]:
+        print(f"warning: {result['rejected']} prediction records were rejected; see "
+              f"{args.output}/{eval_bench.REJECTED_FILE}", file=sys.stderr)
+    return 0

@@ -1,0 +1,62 @@
+"""Ask a model, through an OpenAI-compatible chat-completions endpoint, every prompt of a release.
+
+Writes OUTPUT/predictions/model=NAME/ (Parquet): every raw response with its token usage,
+latency and number of attempts, or the final error of a request that kept failing. Retries back
+off exponentially on 429 (honouring Retry-After), 5xx, timeouts and malformed responses. Rerun the
+same command to resume: (instance, trial) pairs already answered are not asked again.
+The API key, when the endpoint needs one, comes from THMFORGE_LLM_API_KEY.
+"""
+from __future__ import annotations
+
+from runners.errors import UsageError
+from runners.presets import add_preset_argument, apply_preset
+
+
+def add_arguments(parser) -> None:
+    from transforms.bench import prompts
+    from pipelines.run_bench import MODE_ALIASES
+
+    parser.add_argument("--instances", required=True, metavar="DIR", help="release directory (with instances/)")
+    parser.add_argument("--model", required=True, help="model name sent to the endpoint (and the partition name)")
+    parser.add_argument("--endpoint", required=True, metavar="URL", help="base URL, e.g. http://localhost:8000/v1")
+    parser.add_argument("--output", required=True, metavar="DIR", help="where predictions/ goes")
+    parser.add_argument("--trials", type=int, default=3, help="answers per instance (default 3)")
+    parser.add_argument("--prompt-mode", default=prompts.DEFAULT_MODE,
+                        choices=list(prompts.MODES) + sorted(MODE_ALIASES),
+                        help=f"prompt mode (default {prompts.DEFAULT_MODE}); cot, kshot and code are short for "
+                             "zero-shot-cot, k-shot and code-allowed")
+    parser.add_argument("--description", default=prompts.DEFAULT_DESCRIPTION, choices=list(prompts.DESCRIPTIONS),
+                        help="describe the structure in full or by name only")
+    parser.add_argument("--temperature", type=float, default=None)
+    parser.add_argument("--max-tokens", type=int, default=None)
+    parser.add_argument("--reasoning-effort", default=None, help="sent as reasoning_effort (e.g. low, medium, high)")
+    parser.add_argument("--concurrency", type=int, default=4, help="requests in flight per worker (default 4)")
+    parser.add_argument("--rate-limit", type=float, default=None, metavar="RPS",
+                        help="at most this many request starts per second per worker")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request (default 120)")
+    parser.add_argument("--max-attempts", type=int, default=5, help="attempts per request before recording a failure")
+    parser.add_argument("--backoff", type=float, default=0.5, metavar="S", help="first retry's backoff (doubles)")
+    add_preset_argument(parser)
+
+
+def run(args, beam_args) -> int:
+    from pipelines import run_bench
+    from transforms.scoring.tables import InputError
+
+    try:
+        config = run_bench.RunConfig(
+            endpoint=args.endpoint, model=args.model, trials=args.trials,
+            prompt_mode=run_bench.normalize_mode(args.prompt_mode), description=args.description,
+            temperature=args.temperature, max_tokens=args.max_tokens, reasoning_effort=args.reasoning_effort,
+            concurrency=args.concurrency, rate_limit=args.rate_limit, timeout_s=args.timeout,
+            max_attempts=args.max_attempts, initial_backoff_s=args.backoff)
+        result = run_bench.run(args.instances, args.output, config, apply_preset(args.preset, beam_args))
+    except (InputError, run_bench.RunBenchError) as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{result['predictions']} predictions for {args.model}: {result['answered']} answered, "
+          f"{result['failed']} failed; asked {result['asked']} this run ({result['resumed']} already answered) "
+          f"in {result['seconds']} s")
+    if result["failed"]:
+        print("some requests kept failing (their errors are stored); rerun the same command to retry them")
+        return 1
+    return 0

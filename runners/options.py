@@ -1,0 +1,47 @@
+"""Pipeline options of `build-corpus`: one declaration serves `--help`, the CLI and every runner."""
+from __future__ import annotations
+
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from transforms.latex.model import Limits
+from transforms.sources import SOURCE_MODULES
+
+_DEFAULT_LIMITS = Limits()
+
+
+class CorpusOptions(PipelineOptions):
+    """Inputs, output, source and resource limits of the corpus pipeline."""
+
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        group = parser.add_argument_group("corpus")
+        group.add_argument("--input", nargs="+", action="extend", metavar="PATH_OR_GLOB",
+                           help="arXiv bundles (arXiv_src_YYMM_NNN.tar) as paths, globs or URLs "
+                                "(gs://, s3://), folders of bundles or of unpacked submissions; for "
+                                "other sources their own inputs (repeatable)")
+        group.add_argument("--metadata", default=None, metavar="FILE",
+                           help="arxiv-metadata-oai-snapshot.json (JSON lines) joined onto papers")
+        group.add_argument("--output", default=None, metavar="DIR",
+                           help="output directory: papers/, theorems/, failures/, manifest.json")
+        group.add_argument("--source", choices=sorted(SOURCE_MODULES), default="arxiv",
+                           help="what the inputs are (default arxiv)")
+        group.add_argument("--s3-requester-pays", action="store_true", default=False,
+                           help="read s3:// inputs with boto3 sending RequestPayer=requester "
+                                "(arXiv's bucket; you pay the transfer)")
+        group.add_argument("--files-per-partition", type=int, default=1, metavar="N",
+                           help="Parquet files per partition and input (default 1; raise for huge inputs)")
+        group.add_argument("--no-progress", action="store_true", default=False,
+                           help="do not print progress lines on stderr")
+        limits = parser.add_argument_group("limits (per submission; every limit hit is recorded)")
+        limits.add_argument("--max-submission-bytes", type=int, default=_DEFAULT_LIMITS.max_submission_bytes,
+                            help="decompressed bytes of all files together (gzip and tar bombs)")
+        limits.add_argument("--max-files", type=int, default=_DEFAULT_LIMITS.max_files,
+                            help="files in one submission")
+        limits.add_argument("--max-file-bytes", type=int, default=_DEFAULT_LIMITS.max_file_bytes,
+                            help="bytes of one file (larger files are ignored and recorded)")
+        limits.add_argument("--paper-timeout", type=float, default=_DEFAULT_LIMITS.timeout_s,
+                            help="seconds of extraction per paper before it is recorded as failed (timeout)")
+
+    def limits(self) -> Limits:
+        return Limits(max_submission_bytes=self.max_submission_bytes, max_files=self.max_files,
+                      max_file_bytes=self.max_file_bytes, timeout_s=self.paper_timeout)

@@ -1,0 +1,100 @@
+"""EmbedStatements through RunInference with the packaged all-MiniLM-L6-v2 (offline)."""
+import glob
+import json
+
+import apache_beam as beam
+import numpy as np
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+from transforms.embed import EmbedConfig, EmbedStatements, Encoder, default_prompts, model_dimension
+from transforms.embed.transform import _FailedBatch
+
+ROWS = [
+    {"theorem_id": "t1", "paper_id": "p", "description": "A bounded monotone sequence converges.",
+     "statement_text": "Every bounded monotone sequence of reals converges.", "file": "a.tex", "line": 3},
+    {"theorem_id": "t2", "paper_id": "p", "description": None,
+     "statement_text": "There are infinitely many primes.", "file": "a.tex", "line": 9},
+    {"theorem_id": "t3", "paper_id": "p", "description": None, "statement_text": "  ", "file": "a.tex", "line": 12},
+]
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return Encoder(EmbedConfig().encoder_config())
+
+
+def run_embed(rows, config, tmp_path):
+    pipeline = beam.Pipeline(runner=FnApiRunner(), options=PipelineOptions([]))
+    out, failures = pipeline | beam.Create(rows) | EmbedStatements(config)
+    out | "J1" >> beam.Map(json.dumps) | "W1" >> beam.io.WriteToText(str(tmp_path / "rows"))
+    failures | "J2" >> beam.Map(json.dumps) | "W2" >> beam.io.WriteToText(str(tmp_path / "failures"))
+    pipeline.run().wait_until_finish()
+
+    def read(prefix):
+        return [json.loads(line) for p in sorted(glob.glob(str(tmp_path / prefix) + "*")) for line in open(p)]
+
+    return {r["theorem_id"]: r for r in read("rows")}, read("failures")
+
+
+def test_embeds_description_else_statement_and_optionally_the_statement(tmp_path, encoder):
+    config = EmbedConfig.from_options(PipelineOptions(["--embed-statements", "--embed-batch-size", "2"]))
+    rows, failures = run_embed(ROWS, config, tmp_path)
+    assert set(rows) == {"t1", "t2", "t3"}
+    expected = encoder.encode_documents([ROWS[0]["description"], ROWS[1]["statement_text"],
+                                         ROWS[0]["statement_text"]])
+    t1, t2 = np.array(rows["t1"]["embedding"]), np.array(rows["t2"]["embedding"])
+    assert t1.shape == (384,) and abs(np.linalg.norm(t1) - 1) < 1e-4
+    assert np.allclose(t1, expected[0], atol=1e-4) and np.allclose(t2, expected[1], atol=1e-4)
+    assert np.allclose(rows["t1"]["statement_embedding"], expected[2], atol=1e-4)
+    assert rows["t1"]["embedding_model"] == config.model
+    assert rows["t3"]["embedding"] is None and rows["t3"]["statement_embedding"] is None
+    assert [(f["theorem_id"], f["stage"], f["error_class"]) for f in failures] == [("t3", "embed", "empty-text")]
+
+
+def test_statement_embedding_is_off_by_default_and_none_disables(tmp_path):
+    rows, _ = run_embed(ROWS[:1], EmbedConfig(), tmp_path / "default")
+    assert rows["t1"]["statement_embedding"] is None and len(rows["t1"]["embedding"]) == 384
+    disabled = EmbedConfig.from_options(PipelineOptions(["--embed-model", "none"]))
+    assert not disabled.enabled and disabled.manifest() == {"model": None, "dim": None}
+    rows, failures = run_embed(ROWS, disabled, tmp_path / "none")
+    assert len(rows) == 3 and all(r["embedding"] is None for r in rows.values()) and failures == []
+
+
+def test_manifest_records_what_search_needs():
+    config = EmbedConfig(batch_size=16)
+    manifest = config.manifest()
+    assert manifest["model"] == "sentence-transformers/all-MiniLM-L6-v2" and manifest["dim"] == 384
+    assert manifest["query_prompt"] == "" and manifest["normalize"] is True and manifest["batch_size"] == 16
+    assert model_dimension("all-MiniLM-L6-v2") == 384 and model_dimension("/nonexistent") is None
+
+
+def test_instruction_prompts_for_known_families_and_overrides():
+    query, document = default_prompts("Qwen/Qwen3-Embedding-8B")
+    assert query.startswith("Instruct: Given an informal description") and query.endswith("\nQuery: ")
+    assert document == ""
+    assert default_prompts("google/embeddinggemma-300m")[1] == "title: none | text: "
+    assert default_prompts("all-MiniLM-L6-v2") == ("", "")
+    config = EmbedConfig.from_options(PipelineOptions(
+        ["--embed-model", "Qwen/Qwen3-Embedding-0.6B", "--embed-query-prompt", "Q: ", "--embed-device", "cuda",
+         "--embed-fp16", "--embed-batch-size", "256"]))
+    encoder_config = config.encoder_config()
+    assert (encoder_config.query_prompt, encoder_config.document_prompt) == ("Q: ", "")
+    assert (encoder_config.device, encoder_config.fp16, encoder_config.batch_size) == ("cuda", True, 256)
+
+
+def test_prompts_change_the_vectors(encoder):
+    plain = encoder.encode_queries(["primes"])[0]
+    prompted = Encoder(EmbedConfig(query_prompt="query: ").encoder_config()).encode_queries(["primes"])[0]
+    assert float(plain @ prompted) < 0.999
+
+
+def test_failed_batches_keep_rows_and_record_failures():
+    batch = [dict(ROWS[0]), dict(ROWS[1])]
+    out = list(_FailedBatch().process((batch, (RuntimeError, "RuntimeError('CUDA out of memory')", []))))
+    rows = [o for o in out if not isinstance(o, beam.pvalue.TaggedOutput)]
+    failures = [o.value for o in out if isinstance(o, beam.pvalue.TaggedOutput)]
+    assert [r["theorem_id"] for r in rows] == ["t1", "t2"] and all(r["embedding"] is None for r in rows)
+    assert [f["error_class"] for f in failures] == ["RuntimeError", "RuntimeError"]
+    assert "out of memory" in failures[0]["message"] and failures[0]["stage"] == "embed"

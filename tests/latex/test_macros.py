@@ -1,0 +1,164 @@
+"""Macro collection and expansion: one snippet per rule, plus the depth and size guards."""
+import time
+
+import pytest
+
+from transforms.latex.macros import collect_macros, expand_declaration_wrappers, expand_macros
+from transforms.latex.model import Limits
+
+LIMITS = Limits()
+
+
+def expand(preamble: str, text: str, limits: Limits = LIMITS):
+    return expand_macros(text, collect_macros(preamble, limits), limits)
+
+
+@pytest.mark.parametrize("preamble, text, expected", [
+    (r"\newcommand{\R}{\mathbb{R}}", r"$x\in\R^n$", r"$x\in\mathbb{R}^n$"),
+    (r"\newcommand\R{\mathbb{R}}", r"$\R$", r"$\mathbb{R}$"),
+    (r"\newcommand*{\abs}[1]{\lvert #1\rvert}", r"$\abs{x}+\abs y$", r"$\lvert x\rvert+\lvert y\rvert$"),
+    (r"\newcommand{\pr}[2]{(#1,#2)}", r"\pr{a}{\pr{b}{c}}", r"(a,(b,c))"),
+    (r"\renewcommand{\vec}[1]{\mathbf{#1}}", r"$\vec v$", r"$\mathbf{v}$"),
+    (r"\providecommand{\one}{1}", r"\one", "1"),
+    (r"\def\pair#1#2{\langle #1,#2\rangle}", r"\pair{a}{b}", r"\langle a,b\rangle"),
+    (r"\gdef\eps{\varepsilon}", r"$\eps$", r"$\varepsilon$"),
+    (r"\DeclareMathOperator{\Hom}{Hom}", r"$\Hom(A,B)$", r"$\operatorname{Hom}(A,B)$"),
+    (r"\DeclareMathOperator*{\colim}{colim}", r"$\colim_i F$", r"$\operatorname*{colim}_i F$"),
+    (r"\NewDocumentCommand{\set}{O{x} m}{\{#1 : #2\}}", r"\set{p} \set[y]{q}", r"\{x : p\} \{y : q\}"),
+    (r"\def\interval[#1,#2]{[#1;#2]}", r"\interval[0,1]", r"[0;1]"),
+])
+def test_definition_forms_expand(preamble, text, expected):
+    expanded, failed = expand(preamble, text)
+    assert expanded == expected
+    assert failed == []
+
+
+def test_optional_argument_uses_default_or_given_value():
+    pre = r"\newcommand{\norm}[2][2]{\|#2\|_{#1}}"
+    assert expand(pre, r"\norm{v}")[0] == r"\|v\|_{2}"
+    assert expand(pre, r"\norm[\infty]{v}")[0] == r"\|v\|_{\infty}"
+
+
+def test_newcommand_keeps_first_renewcommand_and_def_take_latest_providecommand_fills_gap():
+    pre = r"""\newcommand{\a}{first}\newcommand{\a}{second}
+              \newcommand{\b}{old}\renewcommand{\b}{new}
+              \def\c{one}\def\c{two}
+              \newcommand{\d}{kept}\providecommand{\d}{ignored}"""
+    assert expand(pre, r"\a \b \c \d")[0] == "first new two kept"
+
+
+def test_let_copies_current_meaning_and_aliases_of_builtins_do_not_recurse():
+    pre = r"""\newcommand{\x}{X}\let\y\x\renewcommand{\x}{Z}
+              \let\oldsqrt=\sqrt \renewcommand{\sqrt}[1]{\oldsqrt{#1}}"""
+    expanded, failed = expand(pre, r"\x\y $\sqrt{2}$")
+    assert expanded == r"ZX $\sqrt{2}$"
+    assert failed == []
+
+
+def test_nested_macros_expand_through_each_other():
+    pre = r"\newcommand{\N}{\mathbb{N}}\newcommand{\Nn}[1]{\N^{#1}}"
+    assert expand(pre, r"$\Nn{k}$")[0] == r"$\mathbb{N}^{k}$"
+
+
+def test_control_word_is_not_glued_to_a_following_letter():
+    pre = r"\newcommand{\dd}{d}\newcommand{\bigo}{\mathcal{O}}\newcommand{\al}{\alpha}"
+    assert expand(pre, r"\int f\,\dd x, \cdot\dd")[0] == r"\int f\,d x, \cdot d"
+    assert expand(pre, r"\al{}x")[0] == r"\alpha{}x"
+
+
+def test_longer_names_are_not_matched_by_a_prefix():
+    pre = r"\newcommand{\R}{\mathbb{R}}"
+    assert expand(pre, r"\Rightarrow \R")[0] == r"\Rightarrow \mathbb{R}"
+
+
+def test_escaped_and_doubled_hash_in_body():
+    pre = r"\newcommand{\mk}[1]{\def\inner##1{#1##1}}"
+    assert expand(pre, r"\mk{a}")[0] == r"\def\inner#1{a#1}"
+
+
+def test_infinite_recursion_is_given_up_and_recorded_and_rest_still_expands():
+    pre = r"\newcommand{\loop}{x\loop}\newcommand{\R}{\mathbb{R}}"
+    expanded, failed = expand(pre, r"\loop and \R and \loop")
+    assert failed == [r"\loop"]
+    assert expanded == r"\loop and \mathbb{R} and \loop"
+
+
+def test_mutual_recursion_is_given_up():
+    pre = r"\def\ping{\pong}\def\pong{\ping}"
+    expanded, failed = expand(pre, r"a \ping b")
+    assert set(failed) >= {r"\ping"}
+    assert expanded == r"a \ping b"
+
+
+def test_exponential_blow_up_hits_the_size_limit_quickly():
+    pre = "".join(rf"\def\m{chr(97 + i)}{{\m{chr(98 + i)}\m{chr(98 + i)}}}" for i in range(24)) + r"\def\my{xx}"
+    limits = Limits(macro_output_bytes=10_000)
+    start = time.perf_counter()
+    expanded, failed = expand(pre, r"before \ma after", limits)
+    assert time.perf_counter() - start < 1.0
+    assert r"\ma" in failed
+    assert expanded == r"before \ma after"
+
+
+def test_depth_limit_applies_to_long_but_finite_chains():
+    pre = "".join(rf"\def\c{chr(97 + i)}{{\c{chr(98 + i)}}}" for i in range(10)) + r"\def\ck{end}"
+    assert expand(pre, r"\ca")[0] == "end"
+    expanded, failed = expand(pre, r"\ca", Limits(macro_depth=5))
+    assert expanded == r"\ca" and r"\ca" in failed
+
+
+def test_missing_argument_is_recorded_not_fatal():
+    expanded, failed = expand(r"\newcommand{\abs}[1]{|#1|}", r"x \abs")
+    assert expanded == r"x \abs"
+    assert failed == [r"\abs"]
+
+
+def test_text_without_macros_is_returned_unchanged():
+    text = r"$\alpha + \beta$ plain"
+    assert expand("", text) == (text, [])
+    assert expand(r"\newcommand{\R}{r}", "no backslash") == ("no backslash", [])
+
+
+def test_defthm_wrapper_becomes_plain_declarations():
+    pre = r"""\def\defthm#1#2#3{%
+  \newaliascnt{#1}{thm}
+  \newtheorem{#1}[#1]{#2}
+  \aliascntresetthe{#1}
+  \crefname{#1}{#2}{#3}%
+}
+\newtheorem{thm}{Theorem}[section]
+\defthm{lem}{Lemma}{Lemmas}
+"""
+    out = expand_declaration_wrappers(pre, collect_macros(pre, LIMITS), LIMITS)
+    assert r"\newaliascnt{lem}{thm}" in out
+    assert r"\newtheorem{lem}[lem]{Lemma}" in out
+    assert r"\aliascntresetthe{lem}" in out
+    assert out.count(r"\def\defthm#1#2#3{") == 1     # the definition itself is untouched
+    assert r"\defthm{lem}" not in out
+
+
+def test_delimited_def_wrapper_and_wrapper_calling_wrapper():
+    pre = r"""\def\cnewtheorem#1[#2]#3{\newtheorem{#1}[#2]{#3}}
+\newcommand{\both}[2]{\cnewtheorem{#1}[theorem]{#2}\newtheorem*{#1*}{#2}}
+\cnewtheorem{lemma}[theorem]{Lemma}
+\both{claim}{Claim}
+"""
+    out = expand_declaration_wrappers(pre, collect_macros(pre, LIMITS), LIMITS)
+    assert r"\newtheorem{lemma}[theorem]{Lemma}" in out
+    assert r"\newtheorem{claim}[theorem]{Claim}\newtheorem*{claim*}{Claim}" in out
+
+
+def test_preamble_without_wrappers_is_unchanged():
+    pre = r"\newcommand{\R}{\mathbb{R}}\newtheorem{theorem}{Theorem}"
+    assert expand_declaration_wrappers(pre, collect_macros(pre, LIMITS), LIMITS) == pre
+
+
+def test_expansion_is_fast_on_a_large_statement():
+    pre = "".join(rf"\newcommand{{\m{chr(65 + i % 26)}{chr(97 + i // 26)}}}{{X{i}}}" for i in range(300))
+    table = collect_macros(pre, LIMITS)
+    text = (r"Let $\mAa + \alpha_{i} \mBb$ be \emph{given}, $\frac{1}{2}\sum_k x_k$. " * 20000)
+    start = time.perf_counter()
+    expanded, failed = expand_macros(text, table, LIMITS)
+    rate = len(text) / (time.perf_counter() - start) / 1e6
+    assert failed == [] and expanded.count("X0") == 20000
+    assert rate > 1.5, f"{rate:.2f} MB/s"

@@ -1,0 +1,180 @@
+"""Search modes, filters and model checks over a small corpus with real embeddings."""
+import json
+
+import pytest
+
+from retrieval.catalog import open_catalog
+from retrieval.filters import make_filters, parse_year_range, where_sql
+from retrieval.search import Searcher, fuse, snippet
+from runners.errors import UsageError
+
+from query_corpus import STATEMENTS, write_corpus
+
+
+@pytest.fixture(scope="module")
+def searcher(corpus_dir):
+    return Searcher(open_catalog(str(corpus_dir)))
+
+
+@pytest.mark.parametrize("representation", ["description", "statement"])
+def test_own_text_is_top1_in_vector_mode(corpus_dir, representation):
+    searcher = Searcher(open_catalog(str(corpus_dir)), representation=representation)
+    for _, _, _, label, text in STATEMENTS:
+        hits = searcher.search(text, k=3)
+        assert hits[0].label == label
+        assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+        assert hits[0].score >= hits[1].score >= hits[2].score
+
+
+def test_hit_fields_join_the_paper(searcher):
+    hit = searcher.search("compact subset of a Hausdorff space is closed", k=1)[0]
+    assert (hit.label, hit.kind, hit.number, hit.paper_id) == ("prop:hausdorff", "proposition", "2.3", "arxiv:1901.00002")
+    assert hit.paper_title == "Notes on point-set topology" and hit.authors == ["Felix Hausdorff"]
+    assert hit.year == 2019 and hit.url == "https://arxiv.org/abs/1901.00002"
+    assert hit.name == "Proposition 2.3" and hit.rank == 1
+    assert hit.snippet.startswith("A compact subset")
+
+
+def test_lexical_ranks_by_bm25(searcher):
+    hits = searcher.search("Hausdorff space closed", k=5, mode="lexical")
+    assert hits[0].label == "prop:hausdorff"
+    assert all(a.score >= b.score for a, b in zip(hits, hits[1:]))
+    assert searcher.search("zzzz qqqq", k=5, mode="lexical") == []
+    assert searcher.search("the of and", k=5, mode="lexical") == []   # stopwords only
+
+
+def test_lexical_matches_inflections(searcher):
+    labels = [h.label for h in searcher.search("subgroups normality kernels", k=3, mode="lexical")]
+    assert labels[0] == "lem:kernel"
+
+
+def test_hybrid_fuses_both_rankings(searcher):
+    hits = searcher.search("kernel of a homomorphism is normal", k=5, mode="hybrid")
+    assert hits[0].label == "lem:kernel"
+    assert len({h.theorem_id for h in hits}) == len(hits)
+
+
+def test_fuse_is_reciprocal_rank_fusion():
+    fused = fuse([[1, 2, 3], [3, 1]], k=60)
+    assert [d for d, _ in fused] == [1, 3, 2]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+
+
+@pytest.mark.parametrize("mode", ["vector", "lexical", "hybrid"])
+def test_filters_hold_for_every_result(searcher, mode):
+    cases = [
+        (make_filters(kinds=["lemma"]), lambda h: h.kind == "lemma"),
+        (make_filters(sources=["latex-project"]), lambda h: h.source == "latex-project"),
+        (make_filters(year_from=2016, year_to=2020), lambda h: 2016 <= h.year <= 2020),
+        (make_filters(categories=["math"]), lambda h: h.paper_id.startswith("arxiv:")),
+        (make_filters(categories=["math.GN"]), lambda h: h.paper_id == "arxiv:1901.00002"),
+        (make_filters(authors=["o'riemann", "NOETHER"]), lambda h: h.paper_id in ("arxiv:2101.00001", "latex-project:algebra-notes")),
+        (make_filters(paper_ids=["latex-project:algebra-notes"]), lambda h: h.paper_id == "latex-project:algebra-notes"),
+    ]
+    for filters, holds in cases:
+        hits = searcher.search("compact sequence group subgroup series", k=20, filters=filters, mode=mode)
+        assert hits, filters
+        assert all(holds(h) for h in hits), filters
+    assert searcher.search("group", k=5, filters=make_filters(year_from=2030), mode=mode) == []
+
+
+def test_filter_values_are_bound_never_spliced():
+    sql, params = where_sql(make_filters(authors=["x') OR true --"], kinds=["lemma"]))
+    assert "OR true" not in sql and params == [["lemma"], "x') or true --"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(kinds=["theorem'; DROP TABLE theorems; --"]), "kind"),
+    (dict(sources=["arxiv OR 1=1"]), "source"),
+    (dict(categories=["math.AG'--"]), "category"),
+    (dict(paper_ids=["x' OR '1'='1"]), "paper_id"),
+    (dict(authors=["a\x00b"]), "control"),
+    (dict(authors=["x" * 500]), "longer"),
+    (dict(kinds="theorem"), "list"),
+    (dict(year_from=2020, year_to=2010), "empty"),
+    (dict(year_from="2020"), "year"),
+    (dict(kinds=["lemma"] * 51), "at most"),
+])
+def test_bad_filters_are_usage_errors(kwargs, message):
+    with pytest.raises(UsageError, match=message):
+        make_filters(**kwargs)
+
+
+def test_year_ranges():
+    assert parse_year_range("2015:2020") == (2015, 2020)
+    assert parse_year_range("2015:") == (2015, None)
+    assert parse_year_range(":2020") == (None, 2020)
+    assert parse_year_range("2018") == (2018, 2018)
+    for bad in ("20x", "1:2", "2020:abc", "2015-2020"):
+        with pytest.raises(UsageError):
+            parse_year_range(bad)
+
+
+def test_query_model_must_match_corpus(corpus_dir):
+    with pytest.raises(UsageError, match="differs from the corpus"):
+        Searcher(open_catalog(str(corpus_dir)), query_model="intfloat/e5-small").search("x")
+    # the packaged model under its other names is the same model
+    Searcher(open_catalog(str(corpus_dir)), query_model="all-MiniLM-L6-v2").search("group", k=1)
+
+
+def test_dimension_mismatch_is_an_error(tmp_path, encoder, corpus_dir):
+    root = write_corpus(tmp_path, encoder)
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["embedding"]["dim"] = 768
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(UsageError):
+        Searcher(open_catalog(str(root))).search("group")
+
+
+def test_corpus_without_embeddings_allows_lexical_only(tmp_path, encoder):
+    root = write_corpus(tmp_path, encoder)
+    (root / "manifest.json").write_text(json.dumps({"embedding": None}))
+    searcher = Searcher(open_catalog(str(root)))
+    with pytest.raises(UsageError, match="no embeddings"):
+        searcher.search("group", mode="vector")
+    assert searcher.search("finite group subgroup order", k=1, mode="lexical")[0].label == "thm:lagrange"
+
+
+def test_directory_without_theorems_gives_no_results(tmp_path):
+    (tmp_path / "papers").mkdir()
+    searcher = Searcher(open_catalog(str(tmp_path)))
+    assert searcher.size == 0
+    assert searcher.search("anything", mode="lexical") == []
+
+
+def test_not_an_output_directory(tmp_path):
+    with pytest.raises(UsageError, match="not a thmforge output"):
+        open_catalog(str(tmp_path))
+    with pytest.raises(UsageError, match="no such directory"):
+        open_catalog(str(tmp_path / "missing"))
+
+
+def test_reranker_orders_the_shortlist_by_its_scores(corpus_dir):
+    from retrieval.rerank import CrossEncoderReranker
+
+    # No cross-encoder checkpoint is installed: a CrossEncoder over the packaged MiniLM (fresh
+    # scoring head) exercises the mechanics, not the quality.
+    reranker = CrossEncoderReranker("all-MiniLM-L6-v2")
+    plain = Searcher(open_catalog(str(corpus_dir)))
+    reranked = Searcher(open_catalog(str(corpus_dir)), reranker=reranker, rerank_depth=6)
+    query = "compact sets"
+    shortlist = {h.theorem_id for h in plain.search(query, k=6)}
+    hits = reranked.search(query, k=4)
+    assert len(hits) == 4 and {h.theorem_id for h in hits} <= shortlist
+    texts = {h.theorem_id: h.snippet for h in hits}
+    expected = reranker.score(query, [texts[h.theorem_id] for h in hits])
+    assert [h.score for h in hits] == pytest.approx(sorted(expected, reverse=True), abs=1e-5)
+
+
+def test_unloadable_reranker_is_a_usage_error(tmp_path):
+    from retrieval.rerank import CrossEncoderReranker
+
+    with pytest.raises(UsageError, match="cannot load cross-encoder"):
+        CrossEncoderReranker(str(tmp_path / "no-model"))
+
+
+def test_snippet_cuts_at_a_word():
+    text = "word " * 100
+    cut = snippet(text, 50)
+    assert len(cut) <= 52 and cut.endswith(" …") and not cut[:-2].endswith(" ")
+    assert snippet("  short\n text ") == "short text"

@@ -1,0 +1,140 @@
+"""The query commands end to end: sql, search, eval-retrieval and serve, as a user runs them."""
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent / "retrieval"))
+from query_corpus import STATEMENTS, write_corpus  # noqa: E402
+
+from runners.cli import main  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from transforms.embed.encoder import Encoder, EncoderConfig
+
+    return write_corpus(tmp_path_factory.mktemp("cli-corpus"), Encoder(EncoderConfig(device="cpu")))
+
+
+def run_cli(capfd, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def test_sql_command(capfd, corpus):
+    code, out, _ = run_cli(capfd, "sql", corpus, "-c", "SELECT kind, count(*) AS n FROM theorems GROUP BY kind ORDER BY n DESC, kind", "--format", "csv")
+    assert code == 0
+    assert out.splitlines() == ["kind,n", "theorem,7", "definition,3", "lemma,3", "corollary,1", "proposition,1"]
+    code, out, _ = run_cli(capfd, "sql", corpus, "-c", "SELECT paper_id, title FROM papers ORDER BY paper_id LIMIT 1", "--format", "json")
+    assert json.loads(out) == {"paper_id": "arxiv:1901.00002", "title": "Notes on point-set topology"}
+    code, out, _ = run_cli(capfd, "sql", corpus, "-c", "SELECT count(*) AS n FROM theorems")
+    assert code == 0 and "15" in out
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("DROP VIEW theorems", "read-only"),
+    ("COPY theorems TO 'out.csv'", "read-only"),
+    ("SELECT * FROM read_csv('/etc/passwd')", "Permission"),
+    ("SELECT * FROM no_such_table", "no_such_table"),
+    ("SELEC 1", "syntax"),
+])
+def test_sql_refusals_exit_2(capfd, corpus, sql, message):
+    code, out, err = run_cli(capfd, "sql", corpus, "-c", sql)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_sql_repl_reads_statements_until_semicolon(corpus):
+    script = "SELECT 40\n + 2 AS answer;\nDROP VIEW papers;\nSELECT count(*) AS n FROM papers;\n"
+    proc = subprocess.run([sys.executable, "-m", "runners.cli", "sql", str(corpus), "--format", "csv"],
+                          input=script, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines() == ["answer", "42", "n", "3"]
+    assert "read-only" in proc.stderr
+
+
+def test_search_command(capfd, corpus):
+    _, _, _, label, text = STATEMENTS[5]
+    code, out, _ = run_cli(capfd, "search", corpus, text, "-k", "3", "--format", "json")
+    assert code == 0
+    hits = json.loads(out)
+    assert [h["rank"] for h in hits] == [1, 2, 3] and hits[0]["label"] == label
+    code, out, _ = run_cli(capfd, "search", corpus, "normal subgroup kernel", "--kind", "lemma,definition",
+                           "--year", "2010:2016", "--mode", "hybrid", "--author", "Noether", "-k", "5")
+    assert code == 0 and "Lemma 3.4" in out and "Theorem" not in out
+    code, out, _ = run_cli(capfd, "search", corpus, "compact", "--category", "math.GN", "--mode", "lexical")
+    assert code == 0 and out.count("Notes on point-set topology") >= 3 and "Algebra notes" not in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--kind", "theorem' OR '1'='1"], "kind"),
+    (["--category", "math.AG; DROP VIEW theorems"], "category"),
+    (["--paper", "x' UNION SELECT * FROM papers --"], "paper_id"),
+    (["--year", "2020:1999"], "empty"),
+    (["--year", "nineteen"], "--year"),
+    (["-k", "0"], "-k"),
+    (["--source", "web"], "source"),
+    (["--query-model", "BAAI/bge-small-en"], "differs"),
+    (["--rerank", "/nonexistent/cross-encoder"], "cross-encoder"),
+])
+def test_search_bad_options_exit_2(capfd, corpus, argv, message):
+    code, out, err = run_cli(capfd, "search", corpus, "compact sets", *argv)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_search_argparse_errors_exit_2(corpus):
+    with pytest.raises(SystemExit) as exc:
+        main(["search", str(corpus), "x", "--mode", "magic"])
+    assert exc.value.code == 2
+    code = main(["search", str(corpus / "nope"), "x"])
+    assert code == 2
+
+
+def test_eval_retrieval_command(capfd, corpus, tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(json.dumps({"query": t, "labels": [l]}) for _, _, _, l, t in STATEMENTS) + "\n")
+    ranks = tmp_path / "ranks.jsonl"
+    code, out, _ = run_cli(capfd, "eval-retrieval", corpus, "--queries", queries, "--format", "json",
+                           "--ranks-out", ranks)
+    assert code == 0
+    report = json.loads(out)
+    assert report["queries"] == 15 and report["unresolved"] == 0
+    assert report["modes"]["vector"]["theorem"]["hit@1"] == 1.0
+    assert set(report["modes"]) == {"vector", "lexical", "hybrid"}
+    assert len(ranks.read_text().splitlines()) == 45
+    code, out, _ = run_cli(capfd, "eval-retrieval", corpus, "--queries", queries, "--modes", "lexical")
+    assert code == 0 and "lexical" in out and "hit@10 thm/paper" in out
+    code, _, err = run_cli(capfd, "eval-retrieval", corpus, "--queries", tmp_path / "missing.jsonl")
+    assert code == 2 and "cannot read" in err
+    code, _, err = run_cli(capfd, "eval-retrieval", corpus, "--queries", queries, "--modes", "vector,bogus")
+    assert code == 2 and "--modes" in err
+
+
+def test_serve_command_over_loopback(corpus):
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "runners.cli", "serve", str(corpus), "--port", "0"],
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        url = None
+        for line in proc.stderr:
+            match = re.search(r"(http://127\.0\.0\.1:\d+)/search", line)
+            if match:
+                url = match.group(1)
+                break
+        assert url, "server did not announce its address"
+        body = json.dumps({"query": "every bounded monotone sequence converges", "n_results": 2}).encode()
+        req = urllib.request.Request(url + "/search", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as response:
+            payload = json.loads(response.read())
+        assert payload["results"][0]["label"] == "thm:monotone"
+        with urllib.request.urlopen(url + "/openapi.json", timeout=30) as response:
+            assert json.loads(response.read())["paths"]["/search"]["post"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -1,0 +1,100 @@
+"""eval-bench end to end: oracle answers spelled differently score 1.0 on every instance of every task."""
+import json
+import pathlib
+import struct
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from runners.cli import main
+from schemas import SCORES
+from transforms.bench.instances import build_instance
+from transforms.bench.registry import all_tasks
+from transforms.scoring.tables import write_instances
+
+MODEL = "oracle/v1"
+TRIALS = 4
+
+
+def release_rows(per_cell: int = 1, seed: int = 7) -> list[dict]:
+    """Instances of every registered task and cell, built by the benchmark's own generator."""
+    return [build_instance(task, difficulty, index, seed, variant)
+            for task in all_tasks() for difficulty, variant in task.cells for index in range(per_cell)]
+
+
+def respelled(value, answer_type):
+    """The same answer written differently: floats for ints, lower-case colours, pairs reversed."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if answer_type == "tree:binary" and len(value) == 2 and isinstance(value[1], str):
+        return [respelled(value[0], answer_type), value[1].lower()]
+    if answer_type == "edges" and all(isinstance(e, list) and len(e) == 2 for e in value):
+        return [[v, u] for u, v in reversed(value)]
+    return [respelled(v, answer_type) for v in value]
+
+
+def oracle_response(answer, answer_type: str, trial: int) -> str:
+    if trial == 0:
+        return "Working through it.\n```json\n" + json.dumps({"steps": ["..."], "final_answer": answer}, indent=3) + "\n```\nDone."
+    if trial == 1:
+        return repr({"final_answer": answer})
+    if trial == 2:
+        return "Step by step...\n**Final answer:** " + json.dumps(answer, separators=(" , ", " :  "))
+    return json.dumps({"final_answer": respelled(answer, answer_type), "confidence": "high"})
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    rows = release_rows()
+    return write_instances(rows, tmp_path_factory.mktemp("release")), rows
+
+
+@pytest.mark.slow
+def test_oracle_scores_one_everywhere_and_bad_records_are_kept(release, tmp_path):
+    root, rows = release
+    predictions = tmp_path / "predictions.jsonl"
+    with open(predictions, "w") as handle:
+        for row in rows:
+            for trial in range(TRIALS):
+                response = oracle_response(json.loads(row["answer"]), row["answer_type"], trial)
+                handle.write(json.dumps({"instance_id": row["instance_id"], "model": MODEL, "trial": trial,
+                                         "response": response}) + "\n")
+        handle.write("{not json\n")
+        handle.write(json.dumps({"instance_id": "no-such-instance", "model": MODEL, "trial": 0, "response": "1"}) + "\n")
+        handle.write(json.dumps({"instance_id": rows[0]["instance_id"], "model": "failing", "trial": 0,
+                                 "response": None, "error": "timeout after 5 attempt(s)"}) + "\n")
+    out = tmp_path / "eval"
+    assert main(["eval-bench", "--instances", str(root), "--predictions", str(predictions), "--output", str(out)]) == 0
+
+    con = duckdb.connect()
+    con.execute(SCORES.view_sql(str(out)))
+    by_model = dict(con.execute("SELECT model, count(*) FROM scores GROUP BY model").fetchall())
+    assert by_model == {MODEL: len(rows) * TRIALS, "failing": 1}
+    wrong = con.execute(f"SELECT instance_id, trial, parse_error, parsed_answer FROM scores WHERE model = '{MODEL}' "
+                        "AND (exact < 1 OR partial < 1 OR structural < 1 OR parse_error IS NOT NULL)").fetchall()
+    assert wrong == []
+    tasks = con.execute("SELECT count(DISTINCT structure || '/' || task) FROM scores").fetchone()[0]
+    assert tasks == len({(r["structure"], r["task"]) for r in rows})
+    failing = con.execute("SELECT exact, parse_error FROM scores WHERE model = 'failing'").fetchone()
+    assert failing[0] == 0.0 and failing[1].startswith("request failed: timeout")
+
+    rejected = [json.loads(line) for line in open(out / "rejected_predictions.jsonl")]
+    assert sorted(r["reason"].split(":")[0] for r in rejected) == ["instance_id not in the release", "not JSON"]
+
+    report = (out / "report.md").read_text()
+    assert f"| {MODEL} | {len(rows) * TRIALS} |" in report
+    for png in ("radar_category.png", "heatmap_task_difficulty.png", "accuracy_vs_length.png"):
+        data = (out / png).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        width, height = struct.unpack(">II", data[16:24])
+        assert width > 200 and height > 200
+        assert f"]({png})" in report
+
+
+def test_missing_inputs_are_usage_errors(tmp_path, capsys):
+    assert main(["eval-bench", "--instances", str(tmp_path), "--predictions", str(tmp_path / "x.jsonl"),
+                 "--output", str(tmp_path / "out")]) == 2
+    assert "no instances/ directory" in capsys.readouterr().err

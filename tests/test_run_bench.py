@@ -1,0 +1,122 @@
+"""run-bench against a real chat-completions server on loopback that injects faults."""
+import json
+import threading
+import time
+
+import pyarrow.dataset as ds
+import pytest
+
+from benchmarks.chat_server import ChatServer, FaultPlan
+from benchmarks.heuristic_policy import respond
+from pipelines.run_bench import RateLimiter, RunBenchError, RunConfig, answered_keys
+from runners.cli import main
+from schemas import PREDICTIONS
+from test_eval_bench import release_rows
+from transforms.scoring.tables import write_instances
+from transforms.bench import prompts
+
+MODEL = "loopback/heuristic"
+
+
+@pytest.fixture(scope="module")
+def small_release(tmp_path_factory):
+    rows = release_rows()[::6]          # every task family is still represented, ~30 instances
+    return write_instances(rows, tmp_path_factory.mktemp("release")), rows
+
+
+def predictions(out):
+    table = ds.dataset(str(out / "predictions"), partitioning="hive").to_table()
+    return table.to_pylist()
+
+
+def run_bench(release, out, server, *extra):
+    return main(["run-bench", "--instances", str(release), "--model", MODEL, "--endpoint", server.url,
+                 "--output", str(out), "--trials", "2", "--timeout", "0.3", "--max-attempts", "3",
+                 "--backoff", "0.01", "--concurrency", "4", *extra])
+
+
+@pytest.mark.slow
+def test_faults_end_in_a_prediction_or_a_recorded_failure_and_resume_asks_only_those(small_release, tmp_path):
+    release, rows = small_release
+    faults = FaultPlan(rate_429=0.15, rate_500=0.15, rate_timeout=0.05, rate_malformed=0.15,
+                       retry_after_s=0.02, timeout_sleep_s=0.6, seed=3)
+    out = tmp_path / "run"
+    with ChatServer(respond=respond, faults=faults) as server:
+        code = run_bench(release, out, server)
+        first_requests = server.request_count
+        assert set(server.fault_counts) == {"429", "500", "timeout", "malformed"}
+    first = predictions(out)
+    keys = [(p["instance_id"], p["trial"]) for p in first]
+    assert sorted(keys) == sorted((r["instance_id"], t) for r in rows for t in range(2))
+    answered = [p for p in first if p["error"] is None]
+    failed = [p for p in first if p["error"] is not None]
+    assert failed and answered, "the fault plan should leave both kinds"
+    assert code == 1
+    for p in answered:
+        assert p["response"] and p["input_tokens"] > 0 and p["attempts"] >= 1 and p["latency_s"] >= 0
+        assert p["model"] == MODEL and p["prompt_mode"] == prompts.DEFAULT_MODE
+    for p in failed:
+        assert p["response"] is None and p["attempts"] == 3
+        assert p["error"].split(" ")[0] in {"rate-limited", "server-error", "timeout", "malformed-response"}
+    assert first_requests == sum(p["attempts"] for p in first)
+    assert len(list((out / "predictions").rglob("*.parquet"))) == 1
+
+    with ChatServer(respond=respond) as server:
+        assert run_bench(release, out, server) == 0
+        asked = sorted((json.loads(json.dumps(b["messages"]))[0]["content"]) for b in server.requests)
+    by_id = {r["instance_id"]: r for r in rows}
+    assert asked == sorted(by_id[p["instance_id"]]["prompt"] for p in failed)
+    second = predictions(out)
+    assert len(second) == len(first) and all(p["error"] is None for p in second)
+    kept = {(p["instance_id"], p["trial"]): p["response"] for p in answered}
+    assert all(p["response"] == kept[(p["instance_id"], p["trial"])]
+               for p in second if (p["instance_id"], p["trial"]) in kept)
+
+    evaluated = tmp_path / "eval"
+    assert main(["eval-bench", "--instances", str(release), "--predictions", str(out), "--output", str(evaluated)]) == 0
+    scores = ds.dataset(str(evaluated / "scores"), partitioning="hive").to_table()
+    assert scores.num_rows == len(second)
+
+
+@pytest.mark.slow
+def test_concurrency_is_bounded_and_prompt_mode_is_rendered(small_release, tmp_path):
+    release, rows = small_release
+    lock, state = threading.Lock(), {"now": 0, "max": 0}
+
+    def slow_respond(body):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return respond(body)
+
+    with ChatServer(respond=slow_respond) as server:
+        assert run_bench(release, tmp_path / "run", server, "--prompt-mode", "answer-only", "--concurrency", "3") == 0
+        sent = [b["messages"][0]["content"] for b in server.requests]
+    assert 2 <= state["max"] <= 3
+    expected = [prompts.render(json.loads(r["prompt_parts"]), "answer-only") for r in rows]
+    assert sorted(sent) == sorted(expected * 2)
+    with pytest.raises(RunBenchError, match="prompt mode answer-only"):
+        answered_keys(predictions(tmp_path / "run"), "stepwise", MODEL)
+
+
+def test_rate_limiter_spaces_requests():
+    limiter = RateLimiter(50.0)
+    started = time.monotonic()
+    threads = [threading.Thread(target=limiter.acquire) for _ in range(11)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert time.monotonic() - started >= 10 / 50 - 0.01
+
+
+def test_bad_arguments_are_usage_errors(small_release, tmp_path, capsys):
+    release, _ = small_release
+    assert main(["run-bench", "--instances", str(release), "--model", "m", "--endpoint", "http://127.0.0.1:9/v1",
+                 "--output", str(tmp_path), "--trials", "0"]) == 2
+    assert "trials must be at least 1" in capsys.readouterr().err
+    with pytest.raises(RunBenchError):
+        RunConfig(endpoint="x", model="m", prompt_mode="telepathy")

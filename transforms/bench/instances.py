@@ -1,0 +1,76 @@
+"""Instance construction: a pure function of (task, difficulty, variant, index, seed).
+
+The generator is `rng_for(seed, task id, difficulty, variant, index)`, a private `random.Random`;
+the length is drawn first from the difficulty's range, then the task draws its spec. The spec is
+stored as canonical JSON and the answer is computed from that parsed JSON, so the stored spec is
+exactly what determines the stored answer. The three k-shot exemplars are generated from the
+`exemplar` key space (a different seed stream) at the task's shortest difficulty, and one equal to
+the instance itself is redrawn.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from transforms.bench.prompts import DEFAULT_DESCRIPTION, DEFAULT_MODE, parts_record, render
+from transforms.bench.registry import DIFFICULTY_LENGTHS, Task, rng_for
+
+GENERATOR_VERSION = "thmforge-bench/1"
+EXEMPLARS = 3
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def instance_id(task: Task, difficulty: str, variant: str, index: int, seed: int) -> str:
+    """Readable and stable: `structure.task.difficulty[.variant].index.sSEED`."""
+    middle = f"{difficulty}.{variant}" if variant else difficulty
+    return f"{task.structure}.{task.name}.{middle}.{index:05d}.s{seed}"
+
+
+def draw_spec(task: Task, difficulty: str, variant: str, *keys: Any) -> tuple[int, dict]:
+    """(length, spec as parsed canonical JSON) from a generator keyed by `keys`."""
+    rng = rng_for(*keys, task.id, difficulty, variant)
+    lo, hi = DIFFICULTY_LENGTHS[difficulty]
+    length = rng.randint(lo, hi)
+    return length, json.loads(canonical_json(task.make_spec(rng, length, variant)))
+
+
+def exemplars(task: Task, variant: str, index: int, seed: int, avoid: str) -> list[dict]:
+    """Three solved exemplars for k-shot prompts; none has the instance's spec text `avoid`."""
+    found, attempt = [], 0
+    while len(found) < EXEMPLARS:
+        _, spec = draw_spec(task, task.difficulties[0], variant, "exemplar", seed, index, attempt)
+        attempt += 1
+        if canonical_json(spec) == avoid:
+            continue
+        parts = task.prompt(spec)
+        found.append({"setup": parts.setup, "question": parts.question, "answer": task.solve(spec)})
+    return found
+
+
+def build_instance(task: Task, difficulty: str, index: int, seed: int, variant: str = "") -> dict:
+    """One row of the `instances` table."""
+    length, spec = draw_spec(task, difficulty, variant, seed, index)
+    spec_text = canonical_json(spec)
+    answer = task.solve(spec)
+    parts = parts_record(task.prompt(spec), exemplars(task, variant, index, seed, spec_text))
+    return {
+        "instance_id": instance_id(task, difficulty, variant, index, seed),
+        "suite": task.suite,
+        "category": task.category,
+        "structure": task.structure,
+        "task": task.name,
+        "difficulty": difficulty,
+        "length": length,
+        "index": index,
+        "seed": seed,
+        "variant": variant or None,
+        "prompt": render(parts, DEFAULT_MODE, DEFAULT_DESCRIPTION),
+        "prompt_parts": canonical_json(parts),
+        "answer": canonical_json(answer),
+        "answer_type": task.answer_type,
+        "spec": spec_text,
+        "generator_version": GENERATOR_VERSION,
+    }

@@ -1,0 +1,1 @@
+"""Probe suites: the same operations told as stories (natural) or shown as programs (code)."""

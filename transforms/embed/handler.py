@@ -1,0 +1,53 @@
+"""A RunInference model handler for sentence-transformers over theorem rows.
+
+One batch of rows becomes one `encode` call (descriptions, plus statements when asked), so the
+Beam path does the same work as a plain `SentenceTransformer.encode` loop. The model is loaded
+once per worker process (RunInference's shared handle), or once per machine when configured.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Sequence
+
+from apache_beam.ml.inference.base import ModelHandler, PredictionResult
+
+from transforms.embed.encoder import Encoder
+
+
+def document_text(row: dict) -> str:
+    """What `embedding` encodes: the description, else the statement text."""
+    return (row.get("description") or row.get("statement_text") or "").strip()
+
+
+def statement_text(row: dict) -> str:
+    return (row.get("statement_text") or row.get("statement_latex") or "").strip()
+
+
+class SentenceTransformerRowHandler(ModelHandler[dict, PredictionResult, Encoder]):
+    """rows -> PredictionResult(row, (embedding, statement_embedding or None)) as float32 numpy vectors."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+
+    def load_model(self) -> Encoder:
+        return Encoder(self.config.encoder_config())
+
+    def run_inference(self, batch: Sequence[dict], model: Encoder,
+                      inference_args: Optional[dict[str, Any]] = None) -> Iterable[PredictionResult]:
+        texts = [document_text(row) for row in batch]
+        if self.config.embed_statements:
+            texts += [statement_text(row) for row in batch]
+        vectors = model.encode_documents(texts)
+        n = len(batch)
+        return [PredictionResult(example=row, inference=(vectors[i], vectors[n + i] if n < len(vectors) else None),
+                                 model_id=self.config.model)
+                for i, row in enumerate(batch)]
+
+    def batch_elements_kwargs(self) -> dict:
+        return {"min_batch_size": self.config.batch_size, "max_batch_size": self.config.batch_size}
+
+    def share_model_across_processes(self) -> bool:
+        return self.config.share_across_processes
+
+    def get_num_bytes(self, batch: Sequence[dict]) -> int:
+        return sum(len(document_text(row)) for row in batch)

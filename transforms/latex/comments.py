@@ -1,0 +1,103 @@
+"""Comment removal that keeps every newline, so line numbers still point into the original file.
+
+Three kinds: an unescaped `%` to the end of its line, `comment`-like environments, and
+`\\iffalse ... \\fi` (nested conditionals counted). All scans are linear: possessive repeats over an
+unambiguous alternation, and plain `str.find` for environment ends.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+# From a line start: text up to the first `%` not escaped by a backslash, then the comment.
+_LINE_COMMENT_RE = re.compile(r"(?m)^((?:[^\\%\n]++|\\.)*+)%[^\n]*")
+_CONDITIONAL_RE = re.compile(r"\\(?:(iffalse)|(if[A-Za-z@]*)|(else)|(fi))(?![A-Za-z@])")
+_NEWIF_RE = re.compile(r"\\newif\s*\\(if[A-Za-z@]+)")
+# TeX's conditionals (and the usual \newif ones); etoolbox's \ifdefempty{..}{..}{..} and ifthen's
+# \ifthenelse take arguments instead and have no \fi, so they must not count as nesting.
+PRIMITIVE_CONDITIONALS = frozenset({
+    "if", "ifcat", "ifnum", "ifdim", "ifodd", "ifvmode", "ifhmode", "ifmmode", "ifinner", "ifvoid",
+    "ifhbox", "ifvbox", "ifx", "ifeof", "iftrue", "iffalse", "ifcase", "ifdefined", "ifcsname",
+    "iffontchar", "ifincsname", "ifpdf", "ifxetex", "ifluatex", "ifdraft", "ifpdfprimitive",
+})
+_IFFALSE = "\\iffalse"
+
+DEFAULT_COMMENT_ENVS = frozenset({"comment"})
+
+
+def blank_keeping_lines(text: str) -> str:
+    """The newlines of `text` only: what replaces removed source so that lines stay aligned."""
+    return "\n" * text.count("\n")
+
+
+def strip_line_comments(text: str) -> str:
+    """`text` without `%` comments; the newline ending a commented line stays."""
+    if "%" not in text:
+        return text
+    return _LINE_COMMENT_RE.sub(r"\1", text)
+
+
+def strip_comment_environments(text: str, names: Iterable[str] = DEFAULT_COMMENT_ENVS) -> str:
+    """`text` with `\\begin{X}...\\end{X}` removed for every comment-like environment X.
+
+    An unclosed one runs to the end of the text, as the comment package does.
+    """
+    names = sorted(set(names))
+    if not names or "\\begin" not in text:
+        return text
+    begin_re = re.compile(r"\\begin\s*\{(" + "|".join(re.escape(n) for n in names) + r")\}")
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = begin_re.search(text, pos)
+        if not m:
+            break
+        end_tag = "\\end{" + m.group(1) + "}"
+        end = text.find(end_tag, m.end())
+        stop = len(text) if end < 0 else end + len(end_tag)
+        out.append(text[pos:m.start()])
+        out.append(blank_keeping_lines(text[m.start():stop]))
+        pos = stop
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def strip_iffalse(text: str) -> str:
+    """`text` with `\\iffalse` branches removed up to their `\\else` or matching `\\fi`."""
+    if _IFFALSE not in text:
+        return text
+    conditionals = PRIMITIVE_CONDITIONALS | {m.group(1) for m in _NEWIF_RE.finditer(text)}
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(_IFFALSE, pos)
+        if start < 0:
+            break
+        m0 = _CONDITIONAL_RE.match(text, start)
+        if not m0.group(1):   # e.g. \iffalsefoo
+            out.append(text[pos:start + len(_IFFALSE)])
+            pos = start + len(_IFFALSE)
+            continue
+        depth = 1
+        stop = len(text)
+        for m in _CONDITIONAL_RE.finditer(text, m0.end()):
+            if m.group(1) or (m.group(2) and m.group(2) in conditionals):
+                depth += 1
+            elif m.group(4):
+                depth -= 1
+                if depth == 0:
+                    stop = m.end()
+                    break
+            elif depth == 1:               # \else of our \iffalse: the rest is live
+                stop = m.end()
+                break
+        out.append(text[pos:start])
+        out.append(blank_keeping_lines(text[start:stop]))
+        pos = stop
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def strip_comments(text: str, comment_envs: Iterable[str] = DEFAULT_COMMENT_ENVS) -> str:
+    """All three kinds of comment removed; the result has exactly as many lines as `text`."""
+    return strip_iffalse(strip_comment_environments(strip_line_comments(text), comment_envs))

@@ -1,0 +1,290 @@
+"""The extraction orchestrator: one submission's files in, its theorem-like statements out.
+
+decode -> strip comments -> main file -> flatten -> macros and declarations -> discover ->
+segment -> number -> expand and render each statement once. Nothing here raises: every problem
+becomes an `Event`; a paper that cannot be extracted as a whole gets a fatal one ("no-main-file",
+"timeout", or the class of an unexpected exception) and no statements.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+import time
+import traceback
+from typing import Callable, Mapping, Optional
+
+from transforms.latex.comments import strip_comments
+from transforms.latex.decode import decode_tex, looks_binary
+from transforms.latex.discover import Discovery, discover
+from transforms.latex.flatten import Flattened, document_body_span, flatten
+from transforms.latex.macros import MacroTable, collect_macros, expand_declaration_wrappers, expand_macros
+from transforms.latex.mainfile import document_class, find_main_file, is_tex_name
+from transforms.latex.model import Event, ExtractionResult, Limits, Statement
+from transforms.latex.numbering import Numberer
+from transforms.latex.render import normalize_space, render_text
+from transforms.latex.segment import RawStatement, Segmentation, segment
+
+TEXT_EXTENSIONS = (".tex", ".ltx", ".latex", ".sty", ".cls", ".def", ".cfg", ".clo")
+BOOK_CLASSES = frozenset({"book", "report", "memoir", "scrbook", "scrreprt", "amsbook", "krantz",
+                          "svmono", "svmult", "octavo", "tufte-book", "thesis", "ucthesis", "mimosis"})
+_LOADCLASS_RE = re.compile(r"\\LoadClass\s*(?:\[[^\]]*\])?\s*\{\s*(\w+)\s*\}")
+_INTRO_RE = re.compile(r"intro|overview|preliminar", re.I)
+INTRODUCTION_CHARS = 4000
+
+
+class _Timeout(Exception):
+    pass
+
+
+class _Run:
+    """State of one extraction: the files, the clock, the events so far."""
+
+    def __init__(self, files: Mapping[str, bytes], limits: Limits):
+        self.files = files
+        self.limits = limits
+        self.deadline = time.monotonic() + limits.timeout_s
+        self.events: list[Event] = []
+        self.stage = "read"
+        self.main: Optional[str] = None
+        self._texts: dict[str, Optional[str]] = {}
+        self.encodings: dict[str, str] = {}
+        self.names = self._readable_names()
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise _Timeout(self.stage)
+
+    def _readable_names(self) -> list[str]:
+        names = sorted(self.files)
+        if len(names) > self.limits.max_files:
+            self.events.append(Event("read", "too-many-files",
+                                     f"{len(names)} files; only the first {self.limits.max_files} are read"))
+            names = names[:self.limits.max_files]
+        kept = []
+        for name in names:
+            if len(self.files[name]) > self.limits.max_file_bytes:
+                self.events.append(Event("read", "file-too-large",
+                                         f"{len(self.files[name])} bytes > {self.limits.max_file_bytes}", name))
+            else:
+                kept.append(name)
+        return kept
+
+    def text(self, name: str) -> Optional[str]:
+        """A file's decoded, comment-stripped text (cached); None for binary or unknown files."""
+        if name in self._texts:
+            return self._texts[name]
+        text = None
+        data = self.files.get(name)
+        if data is not None and name in self.names:
+            if looks_binary(data):
+                if is_tex_name(name):
+                    self.events.append(Event("decode", "binary-file", "a .tex file holds binary data", name))
+            else:
+                decoded, encoding = decode_tex(data)
+                self.encodings[name] = encoding
+                text = strip_comments(decoded)
+        self._texts[name] = text
+        return text
+
+    def candidates(self) -> dict[str, str]:
+        """Texts that could be the main file: .tex names, or extensionless files (single-file papers)."""
+        out = {}
+        for name in self.names:
+            base = posixpath.basename(name)
+            if is_tex_name(name) or ("." not in base and len(self.names) <= 3):
+                text = self.text(name)
+                if text is not None:
+                    out[name] = text
+        return out
+
+    def encoding(self, used: list[str]) -> Optional[str]:
+        found = [self.encodings[n] for n in used if n in self.encodings]
+        return next((e for e in found if e != "utf-8"), found[0] if found else None)
+
+
+def _failure(run: _Run, stage: str, error_class: str, message: str) -> ExtractionResult:
+    run.events.append(Event(stage, error_class, message, run.main or "", fatal=True))
+    return ExtractionResult(statements=[], main_file=run.main, events=run.events)
+
+
+def _is_book(flat_text: str, preamble_end: int) -> bool:
+    cls = document_class(flat_text)
+    if cls in BOOK_CLASSES:
+        return True
+    loaded = _LOADCLASS_RE.search(flat_text, 0, preamble_end)
+    if loaded and loaded.group(1) in BOOK_CLASSES:
+        return True
+    return cls not in ("article", "amsart", "llncs", "revtex4", "revtex4-1", "revtex4-2", "elsarticle") and \
+        "\\chapter" in flat_text
+
+
+class _Document:
+    """The main file flattened, split into preamble and body, with its environments discovered."""
+
+    def __init__(self, run: _Run, main: str, *, use_macros: bool):
+        limits = run.limits
+        run.stage = "flatten"
+        main_text = run.text(main) or ""
+        path_macros = collect_macros(document_preamble(main_text), limits)
+        expand_path: Callable[[str], str] = lambda s: expand_macros(s, path_macros, limits)[0]
+        self.flat: Flattened = flatten(run.text, run.names, main, limits, expand_path)
+        run.events.extend(self.flat.events)
+        run.check_time()
+        text = self.flat.text
+        self.body_start, self.body_end = document_body_span(text)
+        if self.body_start == 0:           # a fragment without \begin{document}: all of it is body
+            self.preamble = ""
+        else:
+            self.preamble = text[:self.body_start - len("\\begin{document}")]
+        self.macros = MacroTable()
+        declarations = self.preamble
+        if use_macros:
+            run.stage = "macros"
+            self.macros = collect_macros(self.preamble, limits)
+            declarations = expand_declaration_wrappers(self.preamble, self.macros, limits)
+            run.check_time()
+        run.stage = "discover"
+        expand_title = (lambda s: expand_macros(s, self.macros, limits)[0]) if use_macros else (lambda s: s)
+        self.found: Discovery = discover(declarations, text[self.body_start:self.body_end], expand_title)
+        self.declarations = declarations
+        run.check_time()
+        run.stage = "segment"
+        self.seg: Segmentation = segment(text, self.found, self.body_start, self.body_end)
+        run.check_time()
+        self.locations = self.flat.source_map.locate_all(text, [s.begin for s in self.seg.statements])
+
+
+    def forget_macros(self, names: list[str]) -> None:
+        """Stop trying macros that were given up on: a recursive one costs its whole depth budget
+        at every use, and would otherwise do so again in every later statement."""
+        defs = {n: d for n, d in self.macros.defs.items() if "\\" + n not in names}
+        self.macros = MacroTable(defs)
+
+
+def document_preamble(text: str) -> str:
+    i = text.find("\\begin{document}")
+    return text if i < 0 else text[:i]
+
+
+def _main_file(run: _Run, main_file: Optional[str]) -> Optional[str]:
+    run.stage = "mainfile"
+    if main_file is not None:
+        if main_file in run.files and run.text(main_file) is not None:
+            return main_file
+        run.events.append(Event("mainfile", "main-file-unreadable",
+                                f"requested main file {main_file!r} is missing or not text; detecting instead"))
+    return find_main_file(run.candidates())
+
+
+def _numbers(doc: _Document, run: _Run) -> dict[int, str]:
+    run.stage = "number"
+    numberer = Numberer(doc.declarations, doc.found.envs, book=_is_book(doc.flat.text, doc.body_start))
+    numbers: dict[int, str] = {}
+    for event in doc.seg.doc_events:
+        number = numberer.feed(event)
+        if event.type == "begin_statement" and number is not None and event.arg is not None:
+            numbers[event.arg] = number
+    return numbers
+
+
+def _introduction(doc: _Document) -> Optional[str]:
+    """Plain text of the section titled like an introduction (first ~4000 characters)."""
+    sections = doc.seg.sections
+    for i, (offset, level, title) in enumerate(sections):
+        if level <= 1 and _INTRO_RE.search(title):
+            end = next((o for o, lvl, _ in sections[i + 1:] if lvl <= level), doc.body_end)
+            start = doc.flat.text.find("}", offset, offset + 2000) + 1 or offset
+            raw = doc.flat.text[start:min(end, start + 3 * INTRODUCTION_CHARS)]
+            text, _ = render_text(raw)
+            return text[:INTRODUCTION_CHARS] or None
+    return None
+
+
+def _result(run: _Run, doc: _Document, main: str, statements: list[Statement], unexpanded: set[str]) -> ExtractionResult:
+    return ExtractionResult(
+        statements=statements, main_file=main, encoding=run.encoding(doc.flat.files_used), events=run.events,
+        unexpanded_macros=sorted(unexpanded), skipped_environments=doc.seg.skipped,
+        n_bytes=sum(len(run.files[n]) for n in dict.fromkeys(doc.flat.files_used) if n in run.files))
+
+
+def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], render: bool,
+           rendered: dict[str, str], unexpanded: set[str]) -> Statement:
+    spec = doc.found.envs[raw.env]
+    file, line = doc.locations.get(raw.begin, ("", 0))
+    location = f"{file}:{line}"
+    latex = raw.body
+    if render:
+        latex, failed = expand_macros(raw.body, doc.macros, run.limits)
+        if failed:
+            unexpanded.update(failed)
+            doc.forget_macros(failed)
+            run.events.append(Event("macros", "macro-not-expanded", ", ".join(sorted(set(failed)))[:500], location))
+
+    def plain(piece: str) -> str:
+        if piece not in rendered:
+            text, events = render_text(expand_macros(piece, doc.macros, run.limits)[0])
+            rendered[piece] = text
+            run.events.extend(events)
+        return rendered[piece]
+
+    text, title, path = "", raw.title, list(raw.section_path)
+    if render:
+        text, events = render_text(latex, location)
+        run.events.extend(events)
+        title = plain(raw.title) if raw.title else None
+        path = [plain(p) for p in raw.section_path]
+    return Statement(
+        ordinal=raw.ordinal, kind=spec.kind, env_name=raw.env, display_name=spec.display_name,
+        number=number if spec.numbered else None, title=title, label=raw.label, section_path=path,
+        file=file, line=line, statement_latex_raw=raw.body, statement_latex=latex, statement_text=text,
+        proof_latex=raw.proof, slogan=normalize_space(raw.slogan) if raw.slogan else None)
+
+
+def _extract(run: _Run, main_file: Optional[str], *, render: bool) -> ExtractionResult:
+    main = run.main = _main_file(run, main_file)
+    if main is None:
+        return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
+    doc = _Document(run, main, use_macros=render)
+    numbers = _numbers(doc, run) if render else {}
+    run.stage = "render"
+    statements: list[Statement] = []
+    rendered: dict[str, str] = {}
+    unexpanded: set[str] = set()
+    for raw in doc.seg.statements:
+        run.check_time()
+        statements.append(_build(run, doc, raw, numbers.get(raw.ordinal), render, rendered, unexpanded))
+    result = _result(run, doc, main, statements, unexpanded)
+    if render:
+        result.introduction = _introduction(doc)
+    return result
+
+
+def _guarded(files: Mapping[str, bytes], limits: Limits, body: Callable[[_Run], ExtractionResult]) -> ExtractionResult:
+    run = None
+    try:
+        run = _Run(files, limits)
+        return body(run)
+    except _Timeout as timeout:
+        return _failure(run, str(timeout), "timeout", f"extraction exceeded {limits.timeout_s} s (in {timeout})")
+    except RecursionError as exc:
+        return _failure(run, run.stage, "RecursionError", str(exc)[:500])
+    except Exception as exc:             # the contract: never raise, record instead
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        message = f"{exc!s}"[:400] + f" ({posixpath.basename(where.filename)}:{where.lineno})"
+        if run is None:
+            return ExtractionResult(statements=[], events=[Event("read", type(exc).__name__, message, fatal=True)])
+        return _failure(run, run.stage, type(exc).__name__, message)
+
+
+def extract_submission(files: Mapping[str, bytes], *, main_file: str | None = None,
+                       limits: Limits = Limits(), render: bool = True) -> ExtractionResult:
+    """All theorem-like statements of one submission, numbered, macro-expanded and rendered.
+
+    `render=False` skips macro expansion and plain-text rendering (statement_text stays "").
+    """
+    return _guarded(files, limits, lambda run: _extract(run, main_file, render=render))
+
+
+def segment_only(files: Mapping[str, bytes], *, limits: Limits = Limits()) -> ExtractionResult:
+    """Raw statements only: no macro expansion, numbering or rendering (benchmark (a))."""
+    return _guarded(files, limits, lambda run: _extract(run, None, render=False))

@@ -1,0 +1,609 @@
+"""User macros: collect their definitions from a preamble, expand them in statements.
+
+Authors write `\\R`, `\\abs{x}` or `\\Hom` instead of what they mean; the normalized statement should
+carry the meaning. Expansion is one left-to-right pass per text that stops only at names the table
+defines (one compiled alternation of those names, longest first), with a depth bound on nested
+expansion and a size bound on the output. A macro that recurses or blows up is given up on: its
+invocation is left as written, its name is recorded, and expansion goes on with the rest.
+
+Only linear regexes are used here (literals, character classes and bounded lookaheads); brace
+matching is a counting scan, so no input can make this module backtrack.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Iterator, Optional, Union
+
+from transforms.latex.model import Limits
+
+# Commands whose appearance in a macro body makes that macro a declaration wrapper.
+DECLARATION_COMMANDS = (
+    "newtheorem", "renewtheorem", "declaretheorem", "spnewtheorem", "newmdtheoremenv",
+    "newaliascnt", "aliascntresetthe", "theoremstyle", "newtcbtheorem", "newthm",
+)
+
+_DEFINERS = (
+    "newcommand", "renewcommand", "providecommand", "DeclareRobustCommand",
+    "def", "gdef", "edef", "xdef", "let", "DeclareMathOperator",
+    "NewDocumentCommand", "RenewDocumentCommand", "ProvideDocumentCommand", "DeclareDocumentCommand",
+)
+_DEFINER_RE = re.compile(r"\\(" + "|".join(sorted(_DEFINERS, key=len, reverse=True)) + r")(?![A-Za-z@])(\*?)")
+_BRACE_RE = re.compile(r"\\.|[{}]", re.S)
+_BRACKET_RE = re.compile(r"\\.|[{}\]]", re.S)
+_CS_RE = re.compile(r"\\([A-Za-z@]+|.)", re.S)
+_SPACE_RE = re.compile(r"[ \t\r\n]*")
+_PARAM_RE = re.compile(r"#(#|[1-9])")
+_DEF_PARAM_SPLIT_RE = re.compile(r"(#[1-9])")
+
+# An argument spec: "m" (mandatory) or ("o", default) (optional, with its default).
+ArgSpec = Union[str, tuple[str, str]]
+
+
+@dataclasses.dataclass(frozen=True)
+class MacroDef:
+    """One user macro.
+
+    `args` lists LaTeX-style arguments; `template` (for `\\def` with delimited parameters) lists
+    parameter numbers and the literal delimiters between them instead. A `literal` macro is a
+    `\\let` alias of a command the table does not define: its body is emitted as is, never rescanned
+    (so `\\let\\oldsqrt\\sqrt` followed by a `\\sqrt` that calls `\\oldsqrt` does not recurse).
+    """
+
+    name: str
+    body: str
+    args: tuple[ArgSpec, ...] = ()
+    template: Optional[tuple[Union[int, str], ...]] = None
+    literal: bool = False
+    declared_by: str = "\\newcommand"
+
+
+@dataclasses.dataclass
+class MacroTable:
+    """The user macros of one document, by name (without the backslash)."""
+
+    defs: dict[str, MacroDef] = dataclasses.field(default_factory=dict)
+    _pattern: Optional[re.Pattern] = dataclasses.field(default=None, repr=False, compare=False)
+
+    def __len__(self) -> int:
+        return len(self.defs)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.defs
+
+    def pattern(self) -> Optional[re.Pattern]:
+        """One alternation of every defined name, longest first, each ending at a word boundary."""
+        if self._pattern is None and self.defs:
+            names = sorted(self.defs, key=len, reverse=True)
+            parts = [re.escape(n) + ("(?![A-Za-z@])" if n[-1].isalpha() or n[-1] == "@" else "")
+                     for n in names]
+            self._pattern = re.compile(r"\\(?:" + "|".join(parts) + ")")
+        return self._pattern
+
+
+# ---------------------------------------------------------------------------------------------
+# Scanning helpers (all linear)
+
+def group_end(text: str, start: int) -> int:
+    """Index just after the brace group opening at `start` (text[start] == '{'); -1 if unbalanced."""
+    depth = 0
+    for m in _BRACE_RE.finditer(text, start):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return m.end()
+    return -1
+
+
+def _bracket_end(text: str, start: int) -> int:
+    """Index just after the `]` closing the optional argument opening at `start`; -1 if none."""
+    depth = 0
+    for m in _BRACKET_RE.finditer(text, start + 1):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif c == "]" and depth == 0:
+            return m.end()
+    return -1
+
+
+def _skip_spaces(text: str, pos: int) -> int:
+    return _SPACE_RE.match(text, pos).end()
+
+
+def _read_token_or_group(text: str, pos: int) -> Optional[tuple[str, int]]:
+    """An undelimited TeX argument at `pos` (spaces skipped): a group's content or one token."""
+    pos = _skip_spaces(text, pos)
+    if pos >= len(text):
+        return None
+    c = text[pos]
+    if c == "{":
+        end = group_end(text, pos)
+        return None if end < 0 else (text[pos + 1:end - 1], end)
+    if c == "}":
+        return None
+    if c == "\\":
+        m = _CS_RE.match(text, pos)
+        return (m.group(), m.end()) if m else None
+    return c, pos + 1
+
+
+def _read_delimited(text: str, pos: int, delimiter: str) -> Optional[tuple[str, int]]:
+    """A `\\def` argument delimited by `delimiter` at brace depth 0; one outer brace pair removed."""
+    depth = 0
+    i = pos
+    n = len(text)
+    first = delimiter[0]
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0 and c == first and text.startswith(delimiter, i):
+            arg = text[pos:i]
+            if arg.startswith("{") and group_end(arg, 0) == len(arg):
+                arg = arg[1:-1]
+            return arg, i + len(delimiter)
+        i += 1
+    return None
+
+
+def _read_name(text: str, pos: int) -> Optional[tuple[str, int]]:
+    """The command being defined: `\\foo` or `{\\foo}`; returns (name without backslash, end)."""
+    pos = _skip_spaces(text, pos)
+    if text.startswith("{", pos):
+        end = group_end(text, pos)
+        if end < 0:
+            return None
+        m = _CS_RE.fullmatch(text[pos + 1:end - 1].strip())
+        return (m.group(1), end) if m else None
+    m = _CS_RE.match(text, pos)
+    return (m.group(1), m.end()) if m else None
+
+
+# ---------------------------------------------------------------------------------------------
+# Collecting definitions
+
+@dataclasses.dataclass
+class _Definition:
+    start: int
+    end: int
+    command: str          # "newcommand", "def", "let", ...
+    macro: Optional[MacroDef]
+    alias_of: Optional[str] = None   # for \let: the name on the right-hand side
+
+
+def _parse_newcommand(text: str, pos: int, command: str, star: str) -> Optional[tuple[MacroDef, int]]:
+    named = _read_name(text, pos)
+    if not named:
+        return None
+    name, pos = named
+    n_args = 0
+    default = None
+    p = _skip_spaces(text, pos)
+    if text.startswith("[", p):
+        end = _bracket_end(text, p)
+        if end < 0 or not text[p + 1:end - 1].strip().isdigit():
+            return None
+        n_args = int(text[p + 1:end - 1].strip())
+        pos = end
+        p = _skip_spaces(text, pos)
+        if text.startswith("[", p):
+            end = _bracket_end(text, p)
+            if end < 0:
+                return None
+            default = text[p + 1:end - 1]
+            pos = end
+    body = _read_token_or_group(text, pos)
+    if body is None or not 0 <= n_args <= 9:
+        return None
+    args: list[ArgSpec] = ["m"] * n_args
+    if default is not None and n_args:
+        args[0] = ("o", default)
+    return MacroDef(name, body[0], tuple(args), declared_by="\\" + command + star), body[1]
+
+
+def _parse_document_command(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, int]]:
+    """xparse `\\NewDocumentCommand{\\foo}{m O{x} m}{body}` with m, o and O{...} arguments."""
+    named = _read_name(text, pos)
+    if not named:
+        return None
+    name, pos = named
+    spec = _read_token_or_group(text, pos)
+    if spec is None:
+        return None
+    args: list[ArgSpec] = []
+    s, i = spec[0], 0
+    while i < len(s):
+        c = s[i]
+        if c.isspace():
+            i += 1
+        elif c == "m":
+            args.append("m")
+            i += 1
+        elif c == "o":
+            args.append(("o", ""))
+            i += 1
+        elif c == "O" and s.startswith("{", i + 1):
+            end = group_end(s, i + 1)
+            if end < 0:
+                return None
+            args.append(("o", s[i + 2:end - 1]))
+            i = end
+        else:
+            return None           # argument types we do not model (s, t, r, d, e, ...)
+    body = _read_token_or_group(text, spec[1])
+    if body is None:
+        return None
+    return MacroDef(name, body[0], tuple(args), declared_by="\\" + command), body[1]
+
+
+def _parse_def(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, int]]:
+    m = _CS_RE.match(text, _skip_spaces(text, pos))
+    if not m:
+        return None
+    name = m.group(1)
+    open_brace = text.find("{", m.end())
+    if open_brace < 0:
+        return None
+    params = text[m.end():open_brace]
+    if "}" in params or len(params) > 200:
+        return None
+    end = group_end(text, open_brace)
+    if end < 0:
+        return None
+    body = text[open_brace + 1:end - 1]
+    pieces = [p for p in _DEF_PARAM_SPLIT_RE.split(params) if p]
+    if all(p.startswith("#") for p in pieces):
+        numbers = [int(p[1]) for p in pieces]
+        if numbers != list(range(1, len(numbers) + 1)):
+            return None
+        return MacroDef(name, body, ("m",) * len(numbers), declared_by="\\" + command), end
+    template: list[Union[int, str]] = []
+    expected = 1
+    for p in pieces:
+        if p.startswith("#"):
+            if int(p[1]) != expected:
+                return None
+            expected += 1
+            template.append(int(p[1]))
+        else:
+            template.append(p)
+    return MacroDef(name, body, template=tuple(template), declared_by="\\" + command), end
+
+
+def _parse_let(text: str, pos: int) -> Optional[tuple[str, str, int]]:
+    m = _CS_RE.match(text, _skip_spaces(text, pos))
+    if not m:
+        return None
+    p = _skip_spaces(text, m.end())
+    if text.startswith("=", p):
+        p = _skip_spaces(text, p + 1)
+    target = _CS_RE.match(text, p)
+    if not target:
+        return None
+    return m.group(1), target.group(1), target.end()
+
+
+def _parse_operator(text: str, pos: int, star: str) -> Optional[tuple[MacroDef, int]]:
+    named = _read_name(text, pos)
+    if not named:
+        return None
+    body = _read_token_or_group(text, named[1])
+    if body is None:
+        return None
+    return (MacroDef(named[0], f"\\operatorname{star}{{{body[0]}}}", declared_by="\\DeclareMathOperator" + star),
+            body[1])
+
+
+def _iter_definitions(tex: str) -> Iterator[_Definition]:
+    """Every macro definition in `tex`, in order; a definition's body is skipped, not scanned."""
+    pos = 0
+    while True:
+        m = _DEFINER_RE.search(tex, pos)
+        if not m:
+            return
+        command, star = m.group(1), m.group(2)
+        parsed = None
+        if command in ("newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"):
+            parsed = _parse_newcommand(tex, m.end(), command, star)
+        elif command.endswith("DocumentCommand"):
+            parsed = _parse_document_command(tex, m.end(), command)
+        elif command in ("def", "gdef", "edef", "xdef"):
+            parsed = _parse_def(tex, m.end() - len(star), command)
+        elif command == "DeclareMathOperator":
+            parsed = _parse_operator(tex, m.end(), star)
+        elif command == "let":
+            let = _parse_let(tex, m.end() - len(star))
+            if let:
+                parsed = (MacroDef(let[0], "\\" + let[1], literal=True, declared_by="\\let"), let[2])
+                yield _Definition(m.start(), let[2], "let", parsed[0], alias_of=let[1])
+                pos = let[2]
+                continue
+        if parsed:
+            yield _Definition(m.start(), parsed[1], command, parsed[0])
+            pos = parsed[1]
+        else:
+            pos = m.end()
+
+
+def collect_macros(tex: str, limits: Limits) -> MacroTable:
+    """The user macros `tex` defines (a preamble plus the text of its local .sty/.cls files).
+
+    `\\newcommand` keeps the first definition, `\\renewcommand` and `\\def` the latest,
+    `\\providecommand` only fills a gap; `\\let` copies the meaning the right-hand side has at that
+    point. Definitions whose syntax this module does not model are skipped, not guessed.
+    """
+    defs: dict[str, MacroDef] = {}
+    for d in _iter_definitions(tex):
+        macro = d.macro
+        if d.command == "let":
+            source = defs.get(d.alias_of)
+            if source is not None:
+                defs[macro.name] = dataclasses.replace(source, name=macro.name, declared_by="\\let")
+            elif macro.name != d.alias_of:
+                defs[macro.name] = macro
+            continue
+        if d.command == "newcommand" and macro.name in defs:
+            continue
+        if d.command == "providecommand" and macro.name in defs:
+            continue
+        defs[macro.name] = macro
+    return MacroTable(defs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Expansion
+
+class _GiveUp(Exception):
+    """Raised inside a nested expansion when the depth or size limit is hit."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+@dataclasses.dataclass
+class _State:
+    table: MacroTable
+    pattern: re.Pattern
+    max_depth: int
+    max_bytes: int
+    disabled: set = dataclasses.field(default_factory=set)
+    failed: list = dataclasses.field(default_factory=list)
+
+    def fail(self, name: str, disable: bool = True) -> None:
+        """Record `name` as not expanded; a disabled name is left as written from now on."""
+        if "\\" + name not in self.failed:
+            self.failed.append("\\" + name)
+        if disable:
+            self.disabled.add(name)
+
+
+def _read_args(macro: MacroDef, text: str, pos: int) -> Optional[tuple[list[str], int]]:
+    """The arguments of one invocation starting at `pos`, or None when they are not there."""
+    args: list[str] = []
+    if macro.template is not None:
+        items = macro.template
+        for i, item in enumerate(items):
+            if isinstance(item, str):
+                if i == 0 or not isinstance(items[i - 1], int):
+                    if not text.startswith(item, pos):
+                        return None
+                    pos += len(item)
+                continue
+            following = items[i + 1] if i + 1 < len(items) else None
+            got = (_read_delimited(text, pos, following) if isinstance(following, str)
+                   else _read_token_or_group(text, pos))
+            if got is None:
+                return None
+            args.append(got[0])
+            pos = got[1]
+        return args, pos
+    for spec in macro.args:
+        if spec == "m":
+            got = _read_token_or_group(text, pos)
+            if got is None:
+                return None
+            args.append(got[0])
+            pos = got[1]
+        else:
+            p = _skip_spaces(text, pos)
+            if text.startswith("[", p):
+                end = _bracket_end(text, p)
+                if end < 0:
+                    return None
+                args.append(text[p + 1:end - 1])
+                pos = end
+            else:
+                args.append(spec[1])
+    return args, pos
+
+
+def _substitute(body: str, args: list[str]) -> str:
+    if not args and "#" not in body:
+        return body
+
+    def replace(m: re.Match) -> str:
+        g = m.group(1)
+        if g == "#":
+            return "#"
+        i = int(g) - 1
+        return args[i] if i < len(args) else m.group()
+
+    return _PARAM_RE.sub(replace, body)
+
+
+def _is_letter(c: str) -> bool:
+    return ("a" <= c <= "z") or ("A" <= c <= "Z") or c == "@"
+
+
+def _ends_with_control_word(s: str) -> bool:
+    """Whether `s` ends in `\\name` (so a letter appended to it would change the name)."""
+    i = len(s) - 1
+    while i >= 0 and _is_letter(s[i]):
+        i -= 1
+    if i == len(s) - 1 or i < 0 or s[i] != "\\":
+        return False
+    backslashes = 0
+    while i >= 0 and s[i] == "\\":
+        backslashes += 1
+        i -= 1
+    return backslashes % 2 == 1
+
+
+def _join(out: list[str], piece: str) -> None:
+    """Append `piece`, keeping a control word before it from swallowing its leading letter."""
+    if out and piece and _is_letter(piece[0]) and _ends_with_control_word(out[-1]):
+        out.append(" ")
+    out.append(piece)
+
+
+def _expand(text: str, state: _State, depth: int) -> str:
+    out: list[str] = []
+    size = 0
+    pos = 0
+    n = len(text)
+    while pos < n:
+        m = state.pattern.search(text, pos)
+        if not m:
+            break
+        name = m.group()[1:]
+        out.append(text[pos:m.start()])
+        pos = m.end()
+        if name in state.disabled:
+            out.append(m.group())
+            continue
+        macro = state.table.defs[name]
+        read = _read_args(macro, text, pos)
+        if read is None:
+            state.fail(name, disable=False)
+            out.append(m.group())
+            continue
+        args, end = read
+        piece = _substitute(macro.body, args)
+        if not macro.literal and "\\" in piece:
+            if depth >= state.max_depth:
+                raise _GiveUp(name)
+            try:
+                piece = _expand(piece, state, depth + 1)
+            except _GiveUp as give_up:
+                if depth > 0:
+                    raise
+                state.fail(give_up.name)
+                state.fail(name)
+                out.append(text[m.start():end])
+                pos = end
+                continue
+        size += len(piece)
+        if size > state.max_bytes or len(piece) > state.max_bytes:
+            if depth > 0:
+                raise _GiveUp(name)
+            state.fail(name)
+            out.append(text[m.start():end])
+            pos = end
+            continue
+        _join(out, piece)
+        if end < n and _is_letter(text[end]) and _ends_with_control_word(piece):
+            out.append(" ")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def expand_macros(text: str, table: MacroTable, limits: Limits) -> tuple[str, list[str]]:
+    """`text` with the table's macros expanded, and the names (with backslash) given up on.
+
+    A macro is given up on when its arguments are missing, when nested expansion goes deeper than
+    `limits.macro_depth`, or when the output would exceed `limits.macro_output_bytes`; its
+    invocations are then left as written and the rest of the text is still expanded.
+    """
+    pattern = table.pattern()
+    if pattern is None or "\\" not in text:
+        return text, []
+    state = _State(table, pattern, limits.macro_depth, limits.macro_output_bytes)
+    try:
+        expanded = _expand(text, state, 0)
+    except _GiveUp as give_up:       # only raised past depth 0 when the top level rethrows
+        state.fail(give_up.name)
+        expanded = text
+    return expanded, state.failed
+
+
+def _wrapper_names(table: MacroTable) -> set[str]:
+    """Macros whose body declares theorem environments, directly or through other wrappers."""
+    decl_re = re.compile(r"\\(?:" + "|".join(DECLARATION_COMMANDS) + r")(?![A-Za-z@])")
+    wrappers = {name for name, d in table.defs.items() if decl_re.search(d.body)}
+    changed = bool(wrappers)
+    while changed:
+        changed = False
+        for name, d in table.defs.items():
+            if name in wrappers:
+                continue
+            used = {m.group(1) for m in _CS_RE.finditer(d.body)}
+            if used & wrappers:
+                wrappers.add(name)
+                changed = True
+    return wrappers
+
+
+def expand_declaration_wrappers(preamble: str, table: MacroTable, limits: Limits) -> str:
+    """`preamble` with calls of author wrappers that declare theorem environments expanded.
+
+    `\\defthm{lem}{Lemma}{Lemmas}` whose body runs `\\newtheorem{#1}[#1]{#2}` becomes that
+    `\\newtheorem` line, so discovery and numbering see plain declarations. Definitions themselves
+    (including the wrapper's own `\\def`) are copied unchanged.
+    """
+    wrappers = _wrapper_names(table)
+    if not wrappers:
+        return preamble
+    wrapper_table = MacroTable({n: d for n, d in table.defs.items() if n in wrappers})
+    pattern = wrapper_table.pattern()
+    state = _State(table, table.pattern(), limits.macro_depth, limits.macro_output_bytes)
+    out: list[str] = []
+    pos = 0
+    spans = [(d.start, d.end) for d in _iter_definitions(preamble)]
+    span_index = 0
+    while True:
+        m = pattern.search(preamble, pos)
+        if not m:
+            break
+        while span_index < len(spans) and spans[span_index][1] <= m.start():
+            span_index += 1
+        if span_index < len(spans) and spans[span_index][0] <= m.start():
+            end = spans[span_index][1]
+            out.append(preamble[pos:end])
+            pos = end
+            continue
+        macro = wrapper_table.defs[m.group()[1:]]
+        read = _read_args(macro, preamble, m.end())
+        if read is None:
+            out.append(preamble[pos:m.end()])
+            pos = m.end()
+            continue
+        args, end = read
+        piece = _substitute(macro.body, args)
+        try:
+            piece = _expand(piece, state, 1)
+        except _GiveUp:
+            out.append(preamble[pos:end])
+            pos = end
+            continue
+        out.append(preamble[pos:m.start()])
+        out.append(piece)
+        pos = end
+    out.append(preamble[pos:])
+    return "".join(out)

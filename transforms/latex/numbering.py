@@ -1,0 +1,347 @@
+"""Counters: the number the compiled PDF prints for each theorem-like statement.
+
+A small model of LaTeX's counter machinery, fed with the events of the flattened body in document
+order. Counters hold values in registers (two counters share a register after
+`\\let\\c@equation\\c@thm` or `\\newaliascnt`), each counter has a reset list (`within`,
+`\\numberwithin`, `\\@addtoreset`) and a `\\the<counter>` format (`\\thesection.\\arabic{theorem}`,
+`\\Alph{chapter}` after `\\appendix`, or an author's `\\renewcommand{\\thetheorem}{...}`).
+Stepping a counter clears the counters in its reset list, as `\\stepcounter` does.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from transforms.latex.macros import collect_macros, expand_declaration_wrappers, group_end
+from transforms.latex.model import DocEvent, EnvSpec, Limits
+
+SECTION_LEVELS = {"part": -1, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3,
+                  "paragraph": 4, "subparagraph": 5}
+
+# Environments of amsmath and LaTeX that print equation numbers (starred forms print none).
+NUMBERED_EQUATION_ENVS = frozenset({
+    "equation", "multline", "align", "alignat", "flalign", "xalignat", "xxalignat", "gather",
+    "eqnarray",
+})
+_SINGLE_NUMBER_ENVS = frozenset({"equation", "multline"})
+
+_STYLE_CS = r"arabic|roman|Roman|alph|Alph|fnsymbol"
+_FORMAT_TOKEN_RE = re.compile(
+    r"\\(" + _STYLE_CS + r")\s*\{\s*([A-Za-z@*]+)\s*\}"      # \arabic{theorem}
+    r"|\\@(" + _STYLE_CS + r")\s*\\c@([A-Za-z@]+)"             # \@Alph\c@section
+    r"|\\the([A-Za-z@]+)"                                        # \thesection
+    r"|\\[A-Za-z@]+\*?|\\.|[{}~]"                                # other commands, braces: dropped
+    r"|([^\\{}~]+)"                                              # literal text
+)
+_COMMENT_RE = re.compile(r"(?<!\\)%[^\n]*")
+_NAME = r"\s*\{\s*([A-Za-z@*]+)\s*\}"
+_DIRECTIVE_RE = re.compile(
+    r"\\(newaliascnt)" + _NAME + _NAME
+    + r"|\\(aliascntresetthe)" + _NAME
+    + r"|\\(let)\s*\\c@([A-Za-z@]+)\s*=?\s*\\c@([A-Za-z@]+)"
+    + r"|\\(numberwithin|counterwithin\*?|counterwithout\*?|@addtoreset)" + _NAME + _NAME
+    + r"|\\(newcounter)" + _NAME + r"(?:\s*\[\s*([A-Za-z@]+)\s*\])?"
+    + r"|\\(setcounter|addtocounter)" + _NAME + r"\s*\{\s*(-?\d+)\s*\}"
+    + r"|\\(renewcommand\*?|def|gdef|xdef|edef)\s*(\{)?\s*\\the([A-Za-z@]+)\s*\}?"
+)
+_EQUATION_SCAN_RE = re.compile(r"\\begin\{[^{}]*\}|\\end\{[^{}]*\}|\\(?:nonumber|notag|tag)(?![A-Za-z])|\\\\|\\.|[{}]", re.S)
+
+
+def _roman(n: int) -> str:
+    if n <= 0:
+        return ""
+    out = []
+    for value, letters in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"),
+                           (50, "l"), (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        while n >= value:
+            out.append(letters)
+            n -= value
+    return "".join(out)
+
+
+def _alph(n: int) -> str:
+    return chr(ord("a") + n - 1) if 1 <= n <= 26 else str(n)
+
+
+_FNSYMBOLS = ("", "*", "\u2020", "\u2021", "\u00a7", "\u00b6", "\u2016", "**", "\u2020\u2020", "\u2021\u2021")
+
+
+def render_value(style: str, n: int) -> str:
+    """`n` as LaTeX's `\\arabic`, `\\roman`, `\\Roman`, `\\alph`, `\\Alph` or `\\fnsymbol` prints it."""
+    if style == "roman":
+        return _roman(n)
+    if style == "Roman":
+        return _roman(n).upper()
+    if style == "alph":
+        return _alph(n)
+    if style == "Alph":
+        return _alph(n).upper()
+    if style == "fnsymbol":
+        return _FNSYMBOLS[n] if 0 <= n < len(_FNSYMBOLS) else str(n)
+    return str(n)
+
+
+def parse_format(body: str) -> list[tuple[str, str]]:
+    """A `\\the<counter>` definition as parts: (style, counter), ("the", counter) or ("text", s)."""
+    parts: list[tuple[str, str]] = []
+    for m in _FORMAT_TOKEN_RE.finditer(body):
+        if m.group(1):
+            parts.append((m.group(1), m.group(2)))
+        elif m.group(3):
+            parts.append((m.group(3), m.group(4)))
+        elif m.group(5):
+            parts.append(("the", m.group(5)))
+        elif m.group(6):
+            parts.append(("text", m.group(6).strip("\n")))
+    return parts
+
+
+def count_equation_numbers(env: str, body: str) -> int:
+    """How many numbers a numbered display environment with this body prints.
+
+    `equation` and `multline` print one unless `\\nonumber`, `\\notag` or `\\tag` is present;
+    `align`-like environments print one per row (rows split by `\\\\` outside nested
+    environments and braces) that has content and no such command.
+    """
+    base = env.rstrip("*")
+    if env.endswith("*") or base not in NUMBERED_EQUATION_ENVS:
+        return 0
+    rows: list[bool] = []     # per finished row: does it print a number?
+    row_suppressed = any_suppressed = False
+    row_start = 0
+    depth = 0
+    for m in _EQUATION_SCAN_RE.finditer(body):
+        token = m.group()
+        if token == "{" or token.startswith("\\begin{"):
+            depth += 1
+        elif token == "}" or token.startswith("\\end{"):
+            depth -= 1
+        elif depth == 0 and token == "\\\\":
+            rows.append(bool(body[row_start:m.start()].strip()) and not row_suppressed)
+            row_suppressed = False
+            row_start = m.end()
+        elif depth == 0 and token in ("\\nonumber", "\\notag", "\\tag"):
+            row_suppressed = any_suppressed = True
+    rows.append(bool(body[row_start:].strip()) and not row_suppressed)
+    if base in _SINGLE_NUMBER_ENVS:
+        return 0 if any_suppressed else 1
+    return sum(rows)
+
+
+class Numberer:
+    """Counters of one document; `feed` its events in order to get each statement's number."""
+
+    def __init__(self, preamble: str, envs: dict[str, EnvSpec], *, book: bool):
+        self.book = book
+        self._values: dict[str, int] = {}
+        self._register: dict[str, str] = {}        # counter -> counter whose value it uses
+        self._resets: dict[str, list[str]] = {}
+        self._formats: dict[str, list[tuple[str, str]]] = {}
+        self._secnumdepth = 2 if book else 3
+        self._numbering_chapters = True             # False in \frontmatter and \backmatter
+        self._env_counter: dict[str, str] = {}
+        self._init_standard_counters()
+        for spec in envs.values():
+            if spec.numbered and spec.counter is None:
+                self._new_counter(spec.name, spec.within)
+                self._env_counter[spec.name] = spec.name
+        limits = Limits()
+        preamble = _COMMENT_RE.sub("", preamble)
+        preamble = expand_declaration_wrappers(preamble, collect_macros(preamble, limits), limits)
+        self._apply_preamble(preamble)
+        for spec in envs.values():
+            if spec.numbered and spec.name not in self._env_counter:
+                self._env_counter[spec.name] = self._resolve_shared(spec, envs)
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def _init_standard_counters(self) -> None:
+        chain = ["section", "subsection", "subsubsection", "paragraph", "subparagraph"]
+        self._new_counter("part")
+        self._formats["part"] = [("Roman", "part")]
+        parent = None
+        if self.book:
+            self._new_counter("chapter")
+            parent = "chapter"
+        for name in chain:
+            self._new_counter(name, parent)
+            parent = name
+        self._new_counter("equation", "chapter" if self.book else None)
+
+    def _known(self, counter: str) -> bool:
+        return counter in self._values or counter in self._register
+
+    def _new_counter(self, name: str, within: Optional[str] = None) -> None:
+        self._values.setdefault(name, 0)
+        self._resets.setdefault(name, [])
+        if within:
+            self._reset_by(name, within)
+            self._formats[name] = [("the", within), ("text", "."), ("arabic", name)]
+        else:
+            self._formats.setdefault(name, [("arabic", name)])
+
+    def _reset_by(self, counter: str, within: str) -> None:
+        resets = self._resets.setdefault(within, [])
+        if counter not in resets:
+            resets.append(counter)
+
+    def _resolve_shared(self, spec: EnvSpec, envs: dict[str, EnvSpec]) -> str:
+        """The counter a `\\newtheorem{x}[shared]` environment steps, following env names."""
+        counter = spec.counter or spec.name
+        seen = set()
+        while not self._known(counter) and counter in envs and counter not in seen:
+            seen.add(counter)
+            counter = self._env_counter.get(counter) or envs[counter].counter or counter
+        if not self._known(counter):
+            self._new_counter(counter)
+        return counter
+
+    def _apply_preamble(self, preamble: str) -> None:
+        for m in _DIRECTIVE_RE.finditer(preamble):
+            if m.group(1):                                   # \newaliascnt{new}{existing}
+                new, existing = m.group(2), m.group(3)
+                self._register[new] = self._register_of(existing)
+                self._resets[new] = self._resets.setdefault(existing, [])
+                self._formats[new] = [("the", existing)]
+            elif m.group(4):                                 # \aliascntresetthe{new}
+                pass                                         # \thenew already is \theexisting
+            elif m.group(6):                                 # \let\c@a\c@b
+                self._register[m.group(7)] = self._register_of(m.group(8))
+            elif m.group(9):
+                self._within_directive(m.group(9), m.group(10), m.group(11))
+            elif m.group(12):                                # \newcounter{c}[within]: \thec stays \arabic{c}
+                self._new_counter(m.group(13))
+                if m.group(14):
+                    self._reset_by(m.group(13), m.group(14))
+            elif m.group(15):
+                self._set(m.group(15), m.group(16), int(m.group(17)))
+            elif m.group(18):                                # \renewcommand{\thec}{...}
+                self._renew_the(preamble, m)
+
+    def _within_directive(self, command: str, counter: str, within: str) -> None:
+        if command == "@addtoreset":
+            self._reset_by(counter, within)
+            return
+        if command.startswith("counterwithout"):
+            resets = self._resets.get(within, [])
+            if counter in resets:
+                resets.remove(counter)
+            if not command.endswith("*"):
+                self._formats[counter] = [("arabic", counter)]
+            return
+        self._values.setdefault(counter, 0)
+        self._reset_by(counter, within)
+        if not command.endswith("*"):
+            self._formats[counter] = [("the", within), ("text", "."), ("arabic", counter)]
+
+    def _renew_the(self, preamble: str, m: re.Match) -> None:
+        counter = m.group(20)
+        start = m.end()
+        while start < len(preamble) and preamble[start] in " \t\n":
+            start += 1
+        if start >= len(preamble) or preamble[start] != "{":
+            return
+        end = group_end(preamble, start)
+        if end > 0:
+            self._formats[counter] = parse_format(preamble[start + 1:end - 1])
+
+    # -- counter operations ---------------------------------------------------------------------
+
+    def _register_of(self, counter: str) -> str:
+        seen = set()
+        while counter in self._register and counter not in seen:
+            seen.add(counter)
+            counter = self._register[counter]
+        return counter
+
+    def _set(self, command: str, counter: str, value: int) -> None:
+        if counter == "secnumdepth":
+            self._secnumdepth = value if command == "setcounter" else self._secnumdepth + value
+            return
+        register = self._register_of(counter)
+        if command == "setcounter":
+            self._values[register] = value
+        else:
+            self._values[register] = self._values.get(register, 0) + value
+
+    def step(self, counter: str) -> None:
+        """`\\stepcounter`: add one, clear the counters this one resets."""
+        register = self._register_of(counter)
+        self._values[register] = self._values.get(register, 0) + 1
+        for dependent in self._resets.get(counter, ()):
+            self._values[self._register_of(dependent)] = 0
+
+    def format(self, counter: str, depth: int = 0) -> str:
+        """`\\the<counter>` as printed now."""
+        if depth > 8:
+            return ""
+        out = []
+        for style, arg in self._formats.get(counter) or [("arabic", counter)]:
+            if style == "text":
+                out.append(arg)
+            elif style == "the":
+                out.append(self.format(arg, depth + 1))
+            else:
+                out.append(render_value(style, self._values.get(self._register_of(arg), 0)))
+        return "".join(out)
+
+    def counter_of(self, env: str) -> Optional[str]:
+        """The counter environment `env` steps, or None when it is unnumbered or unknown."""
+        return self._env_counter.get(env)
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def feed(self, event: DocEvent) -> Optional[str]:
+        """Apply one body event; for a numbered statement, return the number the PDF shows."""
+        kind = event.type
+        if kind == "begin_statement":
+            counter = self._env_counter.get(event.name)
+            if counter is None:
+                return None
+            self.step(counter)
+            return self.format(counter)
+        if kind == "sectioning":
+            self._section(event)
+        elif kind == "begin_env":
+            count = event.arg if isinstance(event.arg, int) else 1
+            for _ in range(max(count, 0)):
+                self.step("equation")
+        elif kind in ("setcounter", "addtocounter"):
+            if isinstance(event.arg, int):
+                self._set(kind, event.name, event.arg)
+        elif kind in ("stepcounter", "refstepcounter"):
+            self.step(event.name)
+        elif kind == "appendix":
+            self._appendix()
+        elif kind in ("frontmatter", "mainmatter", "backmatter"):
+            self._numbering_chapters = kind == "mainmatter"
+        elif kind == "numberwithin" and isinstance(event.arg, str):
+            self._within_directive("numberwithin", event.name, event.arg)
+        elif kind == "renewthe" and isinstance(event.arg, str):
+            self._formats[event.name] = parse_format(event.arg)
+        return None
+
+    def _section(self, event: DocEvent) -> None:
+        name = event.name
+        if name in ("frontmatter", "mainmatter", "backmatter"):
+            self._numbering_chapters = name == "mainmatter"
+            return
+        level = SECTION_LEVELS.get(name)
+        if level is None:
+            return
+        starred = bool(event.arg.get("starred")) if isinstance(event.arg, dict) else bool(event.arg)
+        if starred or level > self._secnumdepth:
+            return
+        if name == "chapter" and not self._numbering_chapters:
+            return
+        self.step(name)
+
+    def _appendix(self) -> None:
+        if self.book:
+            self._values[self._register_of("chapter")] = 0
+            self._values[self._register_of("section")] = 0
+            self._formats["chapter"] = [("Alph", "chapter")]
+        else:
+            self._values[self._register_of("section")] = 0
+            self._values[self._register_of("subsection")] = 0
+            self._formats["section"] = [("Alph", "section")]

@@ -82,6 +82,12 @@ def request_content_key(body: dict) -> str:
                       sort_keys=True, ensure_ascii=True)
 
 
+class _LoopbackHTTPServer(ThreadingHTTPServer):
+    request_queue_size = 256     # the default backlog of 5 drops concurrent connects (1 s SYN retries)
+    daemon_threads = True
+    block_on_close = False
+
+
 class ChatServer:
     """A threaded loopback HTTP server; a context manager that always shuts down and closes."""
 
@@ -104,9 +110,7 @@ class ChatServer:
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "ChatServer":
         handler = _make_handler(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
+        self._httpd = _LoopbackHTTPServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
                                         name="chat-server", daemon=True)
         self._thread.start()
@@ -184,6 +188,7 @@ class ChatServer:
 def _make_handler(server: ChatServer) -> type:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True   # headers and body leave at once (no delayed-ACK stalls)
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet test output
             pass

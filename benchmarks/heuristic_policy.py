@@ -9,6 +9,10 @@ The heuristic, stated so a report built from it can be read:
 The answer's spelling varies with a hash of the prompt, as real models' does: plain JSON, fenced
 JSON after some prose, Python-style single quotes, a bare "Final answer:" line, and one response
 in twelve that gives no answer at all (it scores 0 with a parse error).
+
+`heuristic-sorted` is the same policy with every list of integers sorted ascending (nearer the
+truth for in-order traversals and other ascending outputs), so a report has two models to compare.
+The server callback `respond` picks the variant from the request's model name.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ _FORMAT = re.compile(r"final_answer is (.+?)\.?\s*$", re.S)
 STYLES = 12
 
 
-def heuristic_answer(prompt: str) -> Any:
+def heuristic_answer(prompt: str, sort_lists: bool = False) -> Any:
     """The policy's answer value for a rendered benchmark prompt."""
     blocks = prompt.strip().split("\n\n")
     setup = blocks[-2] if len(blocks) >= 2 else prompt
@@ -32,7 +36,7 @@ def heuristic_answer(prompt: str) -> Any:
     if answer_format.startswith("an integer"):
         return numbers[-1] if numbers else 0
     if re.match(r"a list of (\d+ )?integers", answer_format):
-        return numbers
+        return sorted(numbers) if sort_lists else numbers
     return None if "null" in answer_format else []
 
 
@@ -40,7 +44,7 @@ def respond(request: dict) -> str:
     """The chat server callback: the answer of the last user message, in a prompt-chosen style."""
     prompt = next((m.get("content", "") for m in reversed(request.get("messages") or [])
                    if m.get("role") == "user"), "")
-    answer = heuristic_answer(prompt)
+    answer = heuristic_answer(prompt, sort_lists=str(request.get("model", "")).endswith("sorted"))
     style = int.from_bytes(hashlib.sha256(prompt.encode()).digest()[:4], "big") % STYLES
     as_json = json.dumps({"final_answer": answer})
     if style == 0:

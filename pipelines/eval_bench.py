@@ -117,8 +117,11 @@ class EvaluatePredictions(beam.PTransform):
 
 
 def run(instances: str, predictions: str, output: str, beam_args: Sequence[str] = (),
-        title: str = "Benchmark evaluation", notes: Sequence[str] = ()) -> dict[str, Any]:
-    """Score, write `scores/` and `report.md`; returns counts for the command line."""
+        title: str = "Benchmark evaluation", notes: Sequence[str] = (), name_inputs: bool = True) -> dict[str, Any]:
+    """Score, write `scores/` and `report.md`; returns counts for the command line.
+
+    `name_inputs=False` leaves the input paths out of the report (for reports built in a temporary
+    directory and published elsewhere)."""
     instance_paths = instance_files(instances)
     prediction_paths = prediction_files(predictions)
     out = pathlib.Path(output)
@@ -131,11 +134,11 @@ def run(instances: str, predictions: str, output: str, beam_args: Sequence[str] 
     rejected = 0
     if (out / REJECTED_FILE).exists():
         rejected = sum(1 for _ in open(out / REJECTED_FILE, encoding="utf-8"))
-    report_notes = list(notes) + [
-        f"Instances: `{instances}`; predictions: `{predictions}`.",
-        f"Scored predictions: {len(rows)}; rejected predictions: {rejected}"
-        + (f" (see `{REJECTED_FILE}`)." if rejected else "."),
-    ]
+    report_notes = list(notes)
+    if name_inputs:
+        report_notes.append(f"Instances: `{instances}`; predictions: `{predictions}`.")
+    report_notes.append(f"Scored predictions: {len(rows)}; rejected predictions: {rejected}"
+                        + (f" (see `{REJECTED_FILE}`)." if rejected else "."))
     report = write_report(rows, out, title=title, notes=report_notes)
     return {"scored": len(rows), "rejected": rejected, "report": str(report),
             "models": sorted({r["model"] for r in rows})}

@@ -10,7 +10,8 @@ import pytest
 from runners.cli import main
 from schemas import SCORES
 from transforms.bench.instances import build_instance
-from transforms.bench.registry import all_tasks
+from transforms.bench.registry import all_tasks, get_task
+from transforms.bench.release import DEFAULT_TOTAL, release_cells
 from transforms.scoring.tables import write_instances
 
 MODEL = "oracle/v1"
@@ -98,3 +99,22 @@ def test_missing_inputs_are_usage_errors(tmp_path, capsys):
     assert main(["eval-bench", "--instances", str(tmp_path), "--predictions", str(tmp_path / "x.jsonl"),
                  "--output", str(tmp_path / "out")]) == 2
     assert "no instances/ directory" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_oracle_scores_one_on_the_full_default_release(tmp_path):
+    rows = [build_instance(get_task(c.task_id), c.difficulty, i, 0, c.variant)
+            for c in release_cells() for i in range(c.count)]
+    assert len(rows) == DEFAULT_TOTAL == 4140
+    write_instances(rows, tmp_path / "release")
+    with open(tmp_path / "oracle.jsonl", "w") as handle:
+        for number, row in enumerate(rows):
+            response = oracle_response(json.loads(row["answer"]), row["answer_type"], number % TRIALS)
+            handle.write(json.dumps({"instance_id": row["instance_id"], "model": "oracle", "trial": 0,
+                                     "response": response}) + "\n")
+    assert main(["eval-bench", "--instances", str(tmp_path / "release"), "--predictions",
+                 str(tmp_path / "oracle.jsonl"), "--output", str(tmp_path / "eval")]) == 0
+    con = duckdb.connect()
+    con.execute(SCORES.view_sql(str(tmp_path / "eval")))
+    assert con.execute("SELECT count(*), min(exact), min(partial), min(structural), count(parse_error) "
+                       "FROM scores").fetchone() == (4140, 1.0, 1.0, 1.0, 0)

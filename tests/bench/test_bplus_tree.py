@@ -5,6 +5,7 @@ import random
 import pytest
 
 from transforms.bench.registry import get_task
+from transforms.bench.structures import bplus_tree  # noqa: F401  (registers its tasks)
 
 COMPOUND = get_task("bplus_tree/compound")
 

@@ -5,6 +5,7 @@ import random
 import pytest
 
 from transforms.bench.registry import get_task
+from transforms.bench.structures import bst  # noqa: F401  (registers its tasks)
 
 TASKS = {name: get_task(f"bst/{name}") for name in
          ("insert", "remove", "inorder", "preorder", "postorder", "depth", "compound")}

@@ -5,6 +5,7 @@ import networkx as nx
 import pytest
 
 from transforms.bench.registry import get_task
+from transforms.bench.structures import dsu  # noqa: F401  (registers its tasks)
 
 COMPOUND = get_task("dsu/compound")
 

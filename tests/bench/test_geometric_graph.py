@@ -7,6 +7,7 @@ import pytest
 from scipy.spatial import cKDTree
 
 from transforms.bench.registry import get_task
+from transforms.bench.structures import geometric_graph  # noqa: F401  (registers its tasks)
 
 CONSTRUCT = get_task("geometric_graph/construct")
 

@@ -5,6 +5,7 @@ import networkx as nx
 import pytest
 
 from transforms.bench.registry import get_task
+from transforms.bench.structures import graph  # noqa: F401  (registers its tasks)
 
 BFS, DFS = get_task("graph/bfs"), get_task("graph/dfs")
 

@@ -6,6 +6,7 @@ import pytest
 from scipy.spatial import cKDTree
 
 from transforms.bench.registry import get_task
+from transforms.bench.structures import kd_tree  # noqa: F401  (registers its tasks)
 
 CONSTRUCT = get_task("kd_tree/construct")
 

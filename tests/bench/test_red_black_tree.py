@@ -5,6 +5,7 @@ import random
 import pytest
 
 from transforms.bench.registry import get_task
+from transforms.bench.structures import red_black_tree  # noqa: F401  (registers its tasks)
 
 CONSTRUCT, COMPOUND = get_task("red_black_tree/construct"), get_task("red_black_tree/compound")
 

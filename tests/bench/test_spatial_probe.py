@@ -5,7 +5,7 @@ import random
 import pytest
 
 from transforms.bench.probes import spatial
-from transforms.bench.registry import all_tasks, rng_for
+from transforms.bench.registry import all_tasks, get_task, rng_for
 
 PROBE_IDS = {"kd_tree/spatial_construct", "kd_heap/spatial_compound", "geometric_graph/spatial_construct"}
 
@@ -34,7 +34,7 @@ def test_probe_tasks_are_registered_in_the_spatial_suite():
 @pytest.mark.parametrize("variant", spatial.VARIANTS)
 def test_point_sets_fit_their_variant(variant):
     dimension = spatial.DIMENSIONS.get(variant, 2)
-    for task in (t for t in all_tasks("spatial") if t.id in PROBE_IDS):
+    for task in map(get_task, sorted(PROBE_IDS)):
         for length in (5, 10, 11, 20, 21, 30):
             spec = task.make_spec(rng_for("test", task.id, variant, length), length, variant)
             points = points_of(spec)
@@ -57,7 +57,7 @@ def test_shapes_look_like_their_names():
 
 
 def test_kd_tree_answers_do_not_depend_on_input_order_even_with_ties():
-    kd = next(t for t in all_tasks("spatial") if t.id == "kd_tree/spatial_construct")
+    kd = get_task("kd_tree/spatial_construct")
     rng = random.Random(3)
     for variant in ("1d", "3d", "moons", "circles", "blobs"):
         spec = kd.make_spec(rng, 30, variant)

@@ -19,6 +19,8 @@ from transforms.scoring.parse import extract_answer, relaxed_loads
     ('<think>maybe {"final_answer": 1}</think>\n{"final_answer": 2}', 2),
     ('{"Final Answer": [0]}', [0]),
     ('{"final_answer": "it\'s [1]"}', "it's [1]"),
+    ('{"result": {"final_answer": [4]}, "note": "x"}', [4]),
+    ("{'final_answer': [1, 2,],}", [1, 2]),
 ])
 def test_extracts_answer(response, expected):
     extraction = extract_answer(response)

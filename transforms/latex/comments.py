@@ -88,7 +88,7 @@ def strip_iffalse(text: str) -> str:
                 if depth == 0:
                     stop = m.end()
                     break
-            elif depth == 1:               # \else of our \iffalse: the rest is live
+            elif m.group(3) and depth == 1:   # \else of our \iffalse: the rest is live
                 stop = m.end()
                 break
         out.append(text[pos:start])

@@ -36,6 +36,43 @@ class _Timeout(Exception):
     pass
 
 
+class _GuardedMacros:
+    """The macro module's calls, each isolated: an exception there costs the expansion, not the paper."""
+
+    def __init__(self, run: "_Run"):
+        self.run = run
+        self.table = MacroTable()
+
+    def _record(self, exc: Exception, what: str, location: str) -> None:
+        self.run.events.append(Event("macros", type(exc).__name__, f"{what}: {exc}"[:500], location))
+
+    def collect(self, tex: str, location: str = "") -> MacroTable:
+        try:
+            return collect_macros(tex, self.run.limits)
+        except Exception as exc:
+            self._record(exc, "collecting macro definitions failed; no macros expanded", location)
+            return MacroTable()
+
+    def wrappers(self, preamble: str) -> str:
+        try:
+            return expand_declaration_wrappers(preamble, self.table, self.run.limits)
+        except Exception as exc:
+            self._record(exc, "expanding declaration wrappers failed", "")
+            return preamble
+
+    def expand(self, text: str, location: str = "", table: Optional[MacroTable] = None) -> tuple[str, list[str]]:
+        try:
+            return expand_macros(text, self.table if table is None else table, self.run.limits)
+        except Exception as exc:
+            self._record(exc, "macro expansion failed; text kept as written", location)
+            return text, []
+
+    def forget(self, names: list[str]) -> None:
+        """Stop trying macros that were given up on: a recursive one costs its whole depth budget
+        at every use, and would otherwise do so again in every later statement."""
+        self.table = MacroTable({n: d for n, d in self.table.defs.items() if "\\" + n not in names})
+
+
 class _Run:
     """State of one extraction: the files, the clock, the events so far."""
 
@@ -125,8 +162,9 @@ class _Document:
         limits = run.limits
         run.stage = "flatten"
         main_text = run.text(main) or ""
-        path_macros = collect_macros(document_preamble(main_text), limits)
-        expand_path: Callable[[str], str] = lambda s: expand_macros(s, path_macros, limits)[0]
+        self.macros = _GuardedMacros(run)
+        path_macros = self.macros.collect(document_preamble(main_text), main)
+        expand_path: Callable[[str], str] = lambda s: self.macros.expand(s, main, path_macros)[0]
         self.flat: Flattened = flatten(run.text, run.names, main, limits, expand_path)
         run.events.extend(self.flat.events)
         run.check_time()
@@ -136,15 +174,12 @@ class _Document:
             self.preamble = ""
         else:
             self.preamble = text[:self.body_start - len("\\begin{document}")]
-        self.macros = MacroTable()
-        declarations = self.preamble
-        if use_macros:
-            run.stage = "macros"
-            self.macros = collect_macros(self.preamble, limits)
-            declarations = expand_declaration_wrappers(self.preamble, self.macros, limits)
-            run.check_time()
+        run.stage = "macros"             # declaration wrappers are expanded even without macro expansion
+        self.macros.table = self.macros.collect(self.preamble)
+        declarations = self.macros.wrappers(self.preamble)
+        run.check_time()
         run.stage = "discover"
-        expand_title = (lambda s: expand_macros(s, self.macros, limits)[0]) if use_macros else (lambda s: s)
+        expand_title = (lambda s: self.macros.expand(s)[0]) if use_macros else (lambda s: s)
         self.found: Discovery = discover(declarations, text[self.body_start:self.body_end], expand_title)
         self.declarations = declarations
         run.check_time()
@@ -153,12 +188,6 @@ class _Document:
         run.check_time()
         self.locations = self.flat.source_map.locate_all(text, [s.begin for s in self.seg.statements])
 
-
-    def forget_macros(self, names: list[str]) -> None:
-        """Stop trying macros that were given up on: a recursive one costs its whole depth budget
-        at every use, and would otherwise do so again in every later statement."""
-        defs = {n: d for n, d in self.macros.defs.items() if "\\" + n not in names}
-        self.macros = MacroTable(defs)
 
 
 def document_preamble(text: str) -> str:
@@ -178,12 +207,15 @@ def _main_file(run: _Run, main_file: Optional[str]) -> Optional[str]:
 
 def _numbers(doc: _Document, run: _Run) -> dict[int, str]:
     run.stage = "number"
-    numberer = Numberer(doc.declarations, doc.found.envs, book=_is_book(doc.flat.text, doc.body_start))
     numbers: dict[int, str] = {}
-    for event in doc.seg.doc_events:
-        number = numberer.feed(event)
-        if event.type == "begin_statement" and number is not None and event.arg is not None:
-            numbers[event.arg] = number
+    try:
+        numberer = Numberer(doc.declarations, doc.found.envs, book=_is_book(doc.flat.text, doc.body_start))
+        for event in doc.seg.doc_events:
+            number = numberer.feed(event)
+            if event.type == "begin_statement" and number is not None and event.arg is not None:
+                numbers[event.arg] = number
+    except Exception as exc:          # numbering is a refinement: without it statements are still good
+        run.events.append(Event("number", type(exc).__name__, f"numbering stopped: {exc}"[:500]))
     return numbers
 
 
@@ -214,15 +246,15 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
     location = f"{file}:{line}"
     latex = raw.body
     if render:
-        latex, failed = expand_macros(raw.body, doc.macros, run.limits)
+        latex, failed = doc.macros.expand(raw.body, location)
         if failed:
             unexpanded.update(failed)
-            doc.forget_macros(failed)
+            doc.macros.forget(failed)
             run.events.append(Event("macros", "macro-not-expanded", ", ".join(sorted(set(failed)))[:500], location))
 
     def plain(piece: str) -> str:
         if piece not in rendered:
-            text, events = render_text(expand_macros(piece, doc.macros, run.limits)[0])
+            text, events = render_text(doc.macros.expand(piece, location)[0])
             rendered[piece] = text
             run.events.extend(events)
         return rendered[piece]

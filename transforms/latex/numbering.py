@@ -44,6 +44,11 @@ _DIRECTIVE_RE = re.compile(
     + r"|\\(setcounter|addtocounter)" + _NAME + r"\s*\{\s*(-?\d+)\s*\}"
     + r"|\\(renewcommand\*?|def|gdef|xdef|edef)\s*(\{)?\s*\\the([A-Za-z@]+)\s*\}?"
 )
+_NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\s*\{\s*([A-Za-z@*]+)\s*\}\s*(?:\[\s*\d\s*\]\s*)?(?=\{)")
+_OPENS_DISPLAY_RE = re.compile(
+    r"\\begin\s*\{(" + "|".join(sorted(NUMBERED_EQUATION_ENVS)) + r")\}"
+    r"|\\csname\s*(" + "|".join(sorted(NUMBERED_EQUATION_ENVS)) + r")\s*\\endcsname"
+    r"|\\(" + "|".join(sorted(NUMBERED_EQUATION_ENVS)) + r")(?![A-Za-z@*])")
 _EQUATION_SCAN_RE = re.compile(r"\\begin\{[^{}]*\}|\\end\{[^{}]*\}|\\(?:nonumber|notag|tag)(?![A-Za-z])|\\\\|\\.|[{}]", re.S)
 
 
@@ -96,6 +101,23 @@ def parse_format(body: str) -> list[tuple[str, str]]:
     return parts
 
 
+def equation_wrappers(preamble: str) -> dict[str, str]:
+    """Author environments that open a numbered display: {name: the display environment}.
+
+    The HoTT book's `\\newenvironment{narrowmultline}{\\csname equation\\endcsname}{...}` prints an
+    equation number like `equation` does; a starred display inside (`equation*`) prints none.
+    """
+    found: dict[str, str] = {}
+    for m in _NEWENV_RE.finditer(preamble):
+        end = group_end(preamble, m.end())
+        if end < 0:
+            continue
+        opened = _OPENS_DISPLAY_RE.search(preamble, m.end(), end)
+        if opened:
+            found[m.group(1)] = opened.group(1) or opened.group(2) or opened.group(3)
+    return found
+
+
 def count_equation_numbers(env: str, body: str) -> int:
     """How many numbers a numbered display environment with this body prints.
 
@@ -106,6 +128,8 @@ def count_equation_numbers(env: str, body: str) -> int:
     base = env.rstrip("*")
     if env.endswith("*") or base not in NUMBERED_EQUATION_ENVS:
         return 0
+    if base == "eqnarray":
+        base = "align"
     rows: list[bool] = []     # per finished row: does it print a number?
     row_suppressed = any_suppressed = False
     row_start = 0
@@ -149,6 +173,8 @@ class Numberer:
         preamble = _COMMENT_RE.sub("", preamble)
         preamble = expand_declaration_wrappers(preamble, collect_macros(preamble, limits), limits)
         self._apply_preamble(preamble)
+        self.equation_envs: dict[str, str] = {e: e for e in NUMBERED_EQUATION_ENVS}
+        self.equation_envs.update(equation_wrappers(preamble))
         for spec in envs.values():
             if spec.numbered and spec.name not in self._env_counter:
                 self._env_counter[spec.name] = self._resolve_shared(spec, envs)
@@ -303,7 +329,8 @@ class Numberer:
         if kind == "sectioning":
             self._section(event)
         elif kind == "begin_env":
-            count = event.arg if isinstance(event.arg, int) else 1
+            # arg: how many numbers the display prints (count_equation_numbers); None: one, if numbered
+            count = event.arg if isinstance(event.arg, int) else int(event.name in self.equation_envs)
             for _ in range(max(count, 0)):
                 self.step("equation")
         elif kind in ("setcounter", "addtocounter"):

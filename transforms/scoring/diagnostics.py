@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import re
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -16,6 +17,7 @@ from schemas.instances import DIFFICULTIES
 
 DIMENSIONS = ("suite", "category", "structure", "task", "difficulty", "length")
 METRICS = ("exact", "partial", "structural")
+_ERROR_DETAIL = re.compile(r"(, got |: keys |(?<= is not JSON): ).*$", re.S)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,9 +84,7 @@ def error_counts(rows: Iterable[Mapping[str, Any]], limit: int = 10) -> dict[str
 
 
 def error_class(message: str) -> str:
-    """The stable part of a parse error (the text before the offending value)."""
+    """The stable part of an error, without the offending value (so equal kinds count together)."""
     if message.startswith("request failed:"):
-        return "request failed: " + message.split(":", 2)[1].strip()
-    head, _, _ = message.partition(", got ")
-    head, _, _ = head.partition(": keys ")
-    return head.split(" is not JSON:")[0] + (" is not JSON" if " is not JSON:" in message else "")
+        return ":".join(message.split(":", 2)[:2])
+    return _ERROR_DETAIL.sub("", message)

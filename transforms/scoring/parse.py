@@ -6,7 +6,8 @@ module accepts exactly those shapes and nothing looser: when no unambiguous answ
 result carries an error instead of a guess, and the prediction scores 0.
 
 Precedence (the last occurrence wins inside each rule, since models revise themselves):
-  1. a JSON object with a final-answer key anywhere in the text (fenced or not);
+  1. a JSON object with a final-answer key anywhere in the text (fenced or not, or nested in a
+     wrapper object);
   2. a labelled line `final answer: VALUE` / `answer: VALUE` whose VALUE is JSON;
   3. the whole response, or its last fenced block, being one bare JSON value.
 Reasoning inside `<think>...</think>` is ignored.
@@ -47,10 +48,10 @@ def extract_answer(response: str | None) -> Extraction:
     text = _THINK.sub("", response)
     if "<think>" in text.lower():
         return Extraction(error="reasoning never closed (<think> without </think>)")
-    objects = [obj for obj in _json_objects(text) if _answer_key(obj) is not None]
-    if objects:
-        obj = objects[-1]
-        return Extraction(value=obj[_answer_key(obj)])
+    holders = [holder for obj in _json_objects(text) for holder in _answer_holders(obj)]
+    if holders:
+        holder = holders[-1]
+        return Extraction(value=holder[_answer_key(holder)])
     labelled = [m.group("value").strip() for m in _LABELLED.finditer(text)]
     if labelled:
         try:
@@ -72,7 +73,8 @@ def extract_answer(response: str | None) -> Extraction:
 
 
 def relaxed_loads(text: str) -> Any:
-    """JSON, or the Python-literal spelling of JSON (single quotes, None/True/False, tuples)."""
+    """JSON, or the Python-literal spelling of JSON (single quotes, None/True/False, tuples,
+    trailing commas)."""
     try:
         return json.loads(text)
     except (json.JSONDecodeError, RecursionError):
@@ -90,6 +92,17 @@ def _answer_key(obj: Any) -> str | None:
         if isinstance(key, str) and re.sub(r"[^a-z]", "", key.lower()) == _ANSWER_KEY:
             return key
     return None
+
+
+def _answer_holders(value: Any) -> list[dict]:
+    """Objects holding a final-answer key, the outermost first (a wrapper like {"result": {...}})."""
+    if isinstance(value, dict):
+        if _answer_key(value) is not None:
+            return [value]
+        return [h for v in value.values() for h in _answer_holders(v)]
+    if isinstance(value, list):
+        return [h for v in value for h in _answer_holders(v)]
+    return []
 
 
 def _json_objects(text: str):
@@ -137,7 +150,7 @@ def _matching_brace(text: str, start: int) -> int | None:
 
 
 def _python_literal_to_json(text: str) -> str:
-    """Rewrite single-quoted strings, Python constants and tuples into JSON spelling."""
+    """Rewrite single-quoted strings, Python constants, tuples and trailing commas into JSON."""
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
@@ -162,10 +175,17 @@ def _python_literal_to_json(text: str) -> str:
             word = text[i:j]
             out.append(_PY_WORDS.get(word, word))
             i = j
+        elif c == "," and _closes_next(text, i + 1):
+            i += 1                                  # a trailing comma: [1, 2,] -> [1, 2]
         else:
             out.append({"(": "[", ")": "]"}.get(c, c))
             i += 1
     return "".join(out)
+
+
+def _closes_next(text: str, start: int) -> bool:
+    rest = text[start:].lstrip()
+    return rest[:1] in ("]", "}", ")")
 
 
 def _clip(text: str, limit: int = 80) -> str:

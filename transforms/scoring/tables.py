@@ -60,14 +60,6 @@ def read_rows(directory: pathlib.Path, table: Table, columns: Sequence[str] | No
     return dataset.to_table(columns=wanted).to_pylist()
 
 
-def read_instances(path: str | pathlib.Path) -> dict[str, dict]:
-    """instance_id -> instance row, from a release directory (or its instances/ directory)."""
-    rows = read_rows(table_dir(path, INSTANCES), INSTANCES, INSTANCE_READ_COLUMNS)
-    if not rows:
-        raise InputError(f"{path}: the instances table is empty")
-    return {row["instance_id"]: row for row in rows}
-
-
 def prediction_files(path: str | pathlib.Path) -> list[str]:
     """The Parquet or JSONL files holding predictions at `path` (a file, or a run-bench output)."""
     path = pathlib.Path(path)

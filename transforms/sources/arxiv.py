@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import email.utils
+import functools
 import json
 import os
 import posixpath
@@ -78,16 +79,23 @@ def group_name(path: str) -> str:
 
 # ---------------------------------------------------------------------------------------- storage
 
+@functools.lru_cache(maxsize=1)
+def _default_s3():
+    """One requester-pays reader (one boto3 client) per worker process."""
+    from transforms.sources.s3_requester_pays import RequesterPaysS3
+
+    return RequesterPaysS3()
+
+
 @dataclasses.dataclass(frozen=True)
 class BundleStore:
     """Where bundles are read from: Beam's filesystems, or boto3 for requester-pays `s3://`."""
 
     requester_pays: bool = False
+    s3: Optional[object] = dataclasses.field(default=None, compare=False)  # a RequesterPaysS3
 
     def _s3(self):
-        from transforms.sources.s3_requester_pays import RequesterPaysS3
-
-        return RequesterPaysS3()
+        return self.s3 if self.s3 is not None else _default_s3()
 
     def _uses_s3(self, path: str) -> bool:
         return self.requester_pays and path.startswith("s3://")

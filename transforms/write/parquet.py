@@ -69,10 +69,15 @@ def sorted_rows(table_name: str, rows: Iterable[Mapping[str, Any]]) -> list[Mapp
 
 
 def parquet_bytes(table: Table, rows: Iterable[Mapping[str, Any]]) -> bytes:
-    """One Parquet file of the rows (partition columns left to the directory names), sorted."""
+    """One Parquet file of the rows (partition columns left to the directory names), sorted.
+
+    The Arrow schema is not stored in the file: pyarrow 25 cannot read back a fixed-size list
+    column holding nulls (statements without an embedding) when it is; readers get a plain list
+    and the DuckDB views cast it back to FLOAT[dim].
+    """
     arrow = table.to_arrow(sorted_rows(table.name, rows))
     sink = io.BytesIO()
-    pq.write_table(arrow, sink, compression="zstd")
+    pq.write_table(arrow, sink, compression="zstd", store_schema=False)
     return sink.getvalue()
 
 

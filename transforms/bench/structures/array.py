@@ -43,7 +43,8 @@ def _index(spec: dict, *, allow_end: bool = False) -> int:
 
 
 def solve_access(spec: dict) -> int:
-    return spec["array"][_index(spec)]
+    i = _index(spec)
+    return spec["array"][i]
 
 
 def solve_delete(spec: dict) -> list[int]:
@@ -109,4 +110,4 @@ for _name, _type, _gen, _solve, _question, _format in (
      lambda s: f"Search for the value {s['value']}. What index does the search return?", "an integer"),
 ):
     register(Task(category="Linear", structure="array", name=_name, answer_type=_type, generate=_gen,
-                  solve=_solve, prompt=_prompt(_name, _question, _format), doc=RULES[_name]))
+                  solve=_solve, prompt=_prompt(_name, _question, _format), doc=__doc__))

@@ -1,0 +1,42 @@
+"""Plain-text rendering: prose via pylatexenc, math verbatim between $, failures fall back."""
+import pytest
+
+from transforms.latex.render import render_text, split_math
+
+
+def test_math_kept_verbatim_prose_rendered():
+    text, events = render_text(r"Let $G$ be a \emph{finite} group, \(H\le G\) and \[ |G| = \{1\} \]. 50\%.")
+    assert text == r"Let $G$ be a finite group, $H\le G$ and $$|G| = \{1\}$$ . 50%."
+    assert events == []
+
+
+def test_display_environments_labels_dropped():
+    text, _ = render_text("A \\begin{align*} a &= b \\\\ c &= d \\label{x}\\end{align*} B")
+    assert text == r"A $$\begin{aligned}a &= b \\ c &= d\end{aligned}$$ B"
+
+
+def test_escaped_dollar_is_not_math_and_unbalanced_math_is_prose():
+    assert split_math(r"costs \$5")[1] == []
+    assert render_text("odd $x")[0] == "odd $x"
+
+
+def test_whitespace_and_nfc_normalized():
+    assert render_text("Cafe\u0301 \n\n  ok")[0] == "Caf\u00e9 ok"
+
+
+def test_openlogic_markup_readable():
+    assert render_text(r"If !!a{formula} $A$ and !A{sentence} hold, all !!^{structure} are !!{model}.")[0] == \
+        "If a formula $A$ and A sentence hold, all structures are model."
+
+
+def test_pylatexenc_failure_falls_back_and_is_recorded():
+    # latex2text raises IndexError on \href with its second argument missing.
+    text, events = render_text(r"A \textbf{bold} claim about $x$, see \href{http://x.org}.", "f.tex:3")
+    assert text == "A bold claim about $x$, see http://x.org ."
+    assert [(e.stage, e.error_class, e.location) for e in events] == [("render", "IndexError", "f.tex:3")]
+
+
+@pytest.mark.parametrize("latex", [r"\frac", r"\begin{enumerate}\item", r"{{{", r"\verb", "}}}", r"\\\\[", "$$", "\\"])
+def test_real_pylatexenc_on_broken_input_never_raises(latex):
+    text, _ = render_text(latex)
+    assert isinstance(text, str)

@@ -1,0 +1,230 @@
+"""`thmforge build-corpus` end to end on the project's sample (FnApiRunner), checked on disk."""
+import hashlib
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import duckdb
+import pytest
+
+from runners.cli import main
+from schemas import FAILURES, PAPERS, THEOREMS
+from transforms.corpus import normalize_latex
+from tests.conftest import REPO, SAMPLES
+
+pytestmark = pytest.mark.slow
+
+BUNDLES = sorted(str(p) for p in (SAMPLES / "arxiv").glob("arXiv_src_*.tar"))
+METADATA = str(SAMPLES / "arxiv" / "arxiv-metadata-oai-snapshot.json")
+
+
+def build(output, inputs=BUNDLES, *extra):
+    args = ["build-corpus", "--input", *inputs, "--metadata", METADATA, "--output", str(output),
+            "--embed-model", "none", "--preset", "local", "--no-progress", *extra]
+    assert main(args) == 0
+
+
+def table_files(output) -> dict[str, bytes]:
+    root = pathlib.Path(output)
+    return {str(p.relative_to(root)): p.read_bytes()
+            for name in ("papers", "theorems", "failures") for p in sorted((root / name).rglob("*.parquet"))}
+
+
+def query(output, sql, *params):
+    con = duckdb.connect()
+    for table in (PAPERS, THEOREMS, FAILURES):
+        has_files = any((pathlib.Path(output) / table.name).rglob("*.parquet"))
+        con.execute(table.view_sql(str(output)) if has_files else table.empty_view_sql())
+    return con.execute(sql, list(params)).fetchall()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    output = tmp_path_factory.mktemp("corpus") / "out"
+    build(output)
+    return output
+
+
+def statement(output, paper_id, label=None, display=None):
+    cond, value = ("label = ?", label) if label else ("display_name = ?", display)
+    cols = "kind, display_name, number, title, label, statement_latex_raw, proof_latex, file, theorem_id, " \
+           "content_hash, statement_latex, url, year, source"
+    (row,) = query(output, f"SELECT {cols} FROM theorems WHERE paper_id = ? AND {cond}", paper_id, value)
+    return dict(zip([c.strip() for c in cols.split(",")], row))
+
+
+def test_files_on_disk(corpus):
+    assert sorted(table_files(corpus)) == [
+        "failures/part-arXiv_src_2103_001-00000.parquet",
+        "papers/part-arXiv_src_2103_001-00000.parquet",
+        "papers/part-arXiv_src_2104_001-00000.parquet",
+        "papers/part-arXiv_src_9905_001-00000.parquet",
+        "theorems/source=arxiv/year=1999/part-arXiv_src_9905_001-00000.parquet",
+        "theorems/source=arxiv/year=2021/part-arXiv_src_2103_001-00000.parquet",
+        "theorems/source=arxiv/year=2021/part-arXiv_src_2104_001-00000.parquet",
+    ]
+    assert not (corpus / "_staging").exists()
+
+
+def test_exact_statements(corpus):
+    monotone = statement(corpus, "arxiv:2103.00001", label="thm:monotone")
+    assert (monotone["kind"], monotone["display_name"], monotone["number"], monotone["title"]) == \
+        ("theorem", "Theorem", "2.1", "Monotone convergence")
+    assert normalize_latex(monotone["statement_latex_raw"]) == (
+        "Every bounded monotone sequence of real numbers converges. If $(a_n)$ is increasing and bounded "
+        "above, then $\\lim_{n\\to\\infty} a_n = \\sup_n a_n$.")
+    assert monotone["proof_latex"].strip().startswith("Let $s = \\sup_n a_n$")
+    assert monotone["content_hash"] == hashlib.sha256(
+        normalize_latex(monotone["statement_latex"]).encode()).hexdigest()
+    assert monotone["theorem_id"] == f"arxiv:2103.00001#3-{monotone['content_hash'][:12]}"
+    assert monotone["url"] == "https://arxiv.org/abs/2103.00001#thm:monotone"
+    assert (monotone["year"], monotone["source"]) == (2021, "arxiv")
+
+    main_theorem = statement(corpus, "arxiv:2103.00001", display="Main Theorem")
+    assert (main_theorem["kind"], main_theorem["number"]) == ("theorem", None)
+    assert main_theorem["statement_latex_raw"].strip() == "Every bounded monotone sequence of real numbers converges."
+
+    lemma = statement(corpus, "arxiv:2103.00001", label="lem:sup")
+    assert (lemma["kind"], lemma["number"], lemma["title"]) == ("lemma", "1.2", "Supremum approximation")
+
+    cancel = statement(corpus, "arxiv:2103.00006", label="lem:cancel")
+    assert cancel["title"] == "Cancellation in $\\mathbb{Z}/p$"
+    fermat = statement(corpus, "arxiv:2103.00006", label="thm:fermat")
+    assert (fermat["title"], fermat["number"]) == ("Fermat's little theorem for $p$ prime", "1.2")
+    artin = statement(corpus, "arxiv:2103.00006", display="Conjecture")
+    assert (artin["kind"], artin["title"]) == ("conjecture", "Artin, $[\\text{primitive roots}]$")
+
+    problem = statement(corpus, "arxiv:2103.00002", display="Open Problem")      # thmtools, unnumbered
+    assert (problem["kind"], problem["number"]) == ("problem", None)
+    edges = statement(corpus, "arxiv:2103.00002", label="thm:edges")
+    assert (edges["kind"], edges["number"], edges["title"]) == ("theorem", "1.3", "Edge count")
+
+    observation = statement(corpus, "arxiv:2103.00003", label="obs:perfect")   # llncs \spnewtheorem
+    assert (observation["kind"], observation["number"]) == ("observation", "2")
+    assert statement(corpus, "arxiv:2103.00003", display="Key Fact")["kind"] == "fact"
+
+    banach = statement(corpus, "arxiv:2103.00004", label="thm:banach")         # \include'd file
+    assert (banach["kind"], banach["number"], banach["title"], banach["file"]) == \
+        ("theorem", "3", "Banach", "sections/results.tex")
+
+    lagrange = statement(corpus, "arxiv:2103.00007", label="thm:lagrange")     # [subsection] numbering
+    assert lagrange["number"] == "1.1.1"
+    assert statement(corpus, "arxiv:2103.00007", display="Remark")["number"] == "1.2.1"
+
+    heine_borel = statement(corpus, "arxiv:2104.00001", label="thm:heine-borel")   # Latin-1 source
+    assert heine_borel["title"] == "Heine\u2013Borel, th\u00e9or\u00e8me de Borel"
+    assert "\u00c9tant donn\u00e9" in heine_borel["statement_latex_raw"]
+
+    assert statement(corpus, "arxiv:math/9905001", label="lem:pascal")["title"] == "Pascal's rule"
+    assert statement(corpus, "arxiv:hep-th/9905002", label="ax:ccr")["kind"] == "axiom"
+
+
+def test_kinds_and_counts_per_paper(corpus):
+    per_paper = dict(query(corpus, "SELECT paper_id, list(kind ORDER BY ordinal) FROM theorems GROUP BY 1"))
+    assert per_paper["arxiv:2103.00005"] == ["definition", "lemma", "theorem", "corollary"]   # class-provided
+    assert per_paper["arxiv:2103.00004"] == ["example", "lemma", "theorem", "proposition"]    # no commented one
+    assert per_paper["arxiv:2104.00002"] == ["assumption", "claim", "theorem"]
+    assert sum(len(kinds) for kinds in per_paper.values()) == 42
+
+
+def test_every_paper_is_accounted_for(corpus):
+    papers = query(corpus, "SELECT paper_id, status, status_reason, has_metadata, year, title, authors "
+                           "FROM papers ORDER BY paper_id")
+    assert len(papers) == 12 and len({p[0] for p in papers}) == 12
+    by_id = {p[0]: p for p in papers}
+    assert by_id["arxiv:2103.00008"][1:3] == ("skipped", "pdf-only")
+    assert {p[1] for p in papers if p[0] != "arxiv:2103.00008"} == {"ok"}
+    assert by_id["arxiv:2104.00002"][3] is False and by_id["arxiv:2104.00002"][5] is None
+    assert by_id["arxiv:2103.00002"][5:] == ("Leaves of finite trees", ["Bruno Vale", "Chen Orlov"])
+    assert by_id["arxiv:hep-th/9905002"][4] == 1999
+    manifest = json.loads((corpus / "manifest.json").read_text())
+    assert manifest["counts"]["by_status"] == {"ok": 11, "failed": 0, "skipped": 1}
+    assert manifest["counts"]["papers_without_metadata"] == 1
+    assert sum(manifest["counts"]["by_kind"].values()) == manifest["counts"]["statements"] == 42
+    for group, counts in manifest["accounting"].items():
+        assert counts["submissions"] == counts["ok"] + counts["failed"] + counts["skipped"]
+        assert counts["statements_expected"] == counts["statements_written"]
+    assert {g: c["submissions"] for g, c in manifest["accounting"].items()} == {
+        "arXiv_src_2103_001": 8, "arXiv_src_2104_001": 2, "arXiv_src_9905_001": 2}
+    assert manifest["metrics"]["thmforge.corpus/papers_read"] == 12
+    assert manifest["versions"]["apache-beam"] == "2.77.0"
+    assert manifest["describer"]["describer"] == "text" and manifest["embedding"] is None
+
+
+def test_rerun_gives_identical_tables(corpus, tmp_path):
+    before = table_files(corpus)
+    build(corpus)
+    assert table_files(corpus) == before
+    (dupes,) = query(corpus, "SELECT count(*) - count(DISTINCT theorem_id) FROM theorems")[0]
+    assert dupes == 0
+
+
+def test_incremental_runs_add_partitions_without_rewriting_old_ones(corpus, tmp_path):
+    output = tmp_path / "incremental"
+    old_bundle = [b for b in BUNDLES if "9905" in b]
+    build(output, old_bundle)
+    old = output / "theorems/source=arxiv/year=1999/part-arXiv_src_9905_001-00000.parquet"
+    stamp = old.stat().st_mtime_ns
+    build(output, [b for b in BUNDLES if "9905" not in b])
+    assert old.stat().st_mtime_ns == stamp
+    assert table_files(output) == table_files(corpus)
+    manifest = json.loads((output / "manifest.json").read_text())
+    assert manifest["counts"]["papers"] == 12 and len(manifest["accounting"]) == 3
+
+
+def test_run_killed_midway_then_rerun_completes_with_the_same_result(corpus, tmp_path):
+    output = tmp_path / "killed"
+    command = [sys.executable, "-m", "runners.cli", "build-corpus", "--input", *BUNDLES, "--metadata", METADATA,
+               "--output", str(output), "--embed-model", "none", "--no-progress"]
+    proc = subprocess.Popen(command, cwd=REPO, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (output / "_staging" / "_inputs").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert table_files(output) == {}          # nothing half-written is visible
+    build(output)
+    assert table_files(output) == table_files(corpus)
+    assert not (output / "_staging").exists()
+
+
+def test_bad_arguments_exit_2_with_a_message(tmp_path, capsys):
+    assert main(["build-corpus", "--output", str(tmp_path)]) == 2
+    assert "--input is required" in capsys.readouterr().err
+    assert main(["build-corpus", "--input", str(tmp_path / "none*.tar"), "--output", str(tmp_path)]) == 2
+    assert "no input matches" in capsys.readouterr().err
+    assert main(["build-corpus", "--input", *BUNDLES, "--metadata", str(tmp_path / "missing.json"),
+                 "--output", str(tmp_path)]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.shared
+def test_shared_arxiv_corpus(shared_corpora, tmp_path):
+    output = tmp_path / "shared"
+    args = ["build-corpus", "--input", str(shared_corpora / "arxiv"), "--metadata",
+            str(shared_corpora / "arxiv" / "arxiv-metadata-oai-snapshot.json"), "--output", str(output),
+            "--embed-model", "none", "--no-progress"]
+    assert main(args) == 0
+    papers = dict((p, (s, n)) for p, s, n in query(output, "SELECT paper_id, status, n_statements FROM papers"))
+    assert len(papers) == 9 and query(output, "SELECT count(DISTINCT paper_id) FROM papers")[0][0] == 9
+    assert papers.pop("arxiv:2101.99007") == ("skipped", 0)
+    assert {status for status, _ in papers.values()} == {"ok"}, papers
+    assert papers["arxiv:2101.99003"][1] == 7           # seven \begin{finding} in the single .tex
+    picked = [("arxiv:2101.99001", "thm:hau", "theorem", "Hausdorff Maximality Theorem"),
+              ("arxiv:2101.99004", "greedy-abstract", "theorem", "Abstract greedy algorithm"),
+              ("arxiv:2101.99006", "chain-rule", "lemma", "Chain rule"),
+              ("arxiv:2101.99008", "def.factor", "definition", "Factorization system"),
+              ("arxiv:math/9901999", "thm:stabilization", "theorem", "Stabilization")]
+    for paper_id, label, kind, title in picked:
+        got = query(output, "SELECT kind, title FROM theorems WHERE paper_id = ? AND label = ?", paper_id, label)
+        assert got == [(kind, title)], (paper_id, label)
+    manifest = json.loads((output / "manifest.json").read_text())
+    assert sum(manifest["counts"]["by_status"].values()) == 9

@@ -47,16 +47,16 @@ def render() -> str:
               "Each section is the task module's documentation (rules, tie-breaks, spec fields, what `length` "
               "counts), then one generated spec and its reference answer. `thmforge bench-answer --task ID --spec "
               "JSON` answers any spec in these formats.", ""]
-    shown_docs = set()
+    first_shown: dict[str, str] = {}  # a module's documentation -> the task it is shown under
     for task in all_tasks():
         spec, answer, _ = _example(task)
         lines += [f"### `{task.id}`", ""]
         doc = (task.doc or "").strip()
-        if doc and doc not in shown_docs:
+        if doc and doc not in first_shown:
             lines += ["```text", doc, "```", ""]
-            shown_docs.add(doc)
+            first_shown[doc] = task.id
         elif doc:
-            lines += ["(Rules and spec format: as in the section above that shows this module's documentation.)", ""]
+            lines += [f"Rules and spec format: see `{first_shown[doc]}`.", ""]
         lines += [f"Example spec: `{canonical_json(spec)}`", "", f"Answer: `{canonical_json(answer)}`", ""]
     return "\n".join(lines)
 

@@ -101,6 +101,8 @@ class ChatServer:
         self.model_name = model_name
         self.requests: list[dict] = []   # every chat request body received, in arrival order
         self.fault_counts: collections.Counter = collections.Counter()
+        self.in_flight = 0               # chat requests being handled right now
+        self.max_in_flight = 0           # the most handled at once (shows client concurrency)
         self._attempts: collections.Counter = collections.Counter()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -153,6 +155,7 @@ class ChatServer:
         """Forget received requests, attempt counters and fault counts."""
         with self._lock:
             self.requests.clear()
+            self.max_in_flight = self.in_flight
             self._attempts.clear()
             self.fault_counts.clear()
 
@@ -161,12 +164,18 @@ class ChatServer:
         key = request_content_key(body)
         with self._lock:
             self.requests.append(body)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
             attempt = self._attempts[key]
             self._attempts[key] += 1
             fault = self.faults.fault_for(key, attempt)
             if fault:
                 self.fault_counts[fault] += 1
         return fault
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _completion(self, body: dict) -> dict:
         content = self.respond(body)
@@ -240,6 +249,12 @@ def _make_handler(server: ChatServer) -> type:
                 self._error(400, f"bad request body: {exc}", "invalid_request_error")
                 return
             fault = server._register(body)
+            try:
+                self._answer(body, fault)
+            finally:
+                server._done()
+
+        def _answer(self, body: dict, fault: Optional[str]) -> None:
             if not self._authorized():
                 return
             if server.delay_s:

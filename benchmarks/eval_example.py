@@ -1,6 +1,7 @@
 """Regenerate docs/eval_example/: run-bench + eval-bench of the heuristic policy over loopback.
 
-A slice of the default release (seed 0, the first `--per-cell` instances of every cell) is asked
+The default release is built by build-bench's pipeline (seed 0); a slice of it (the first
+`--per-cell` instances of every cell) is asked
 through the real chat-completions protocol of benchmarks/chat_server.py, whose answers come from
 benchmarks/heuristic_policy.py (two variants: `heuristic-echo` and `heuristic-sorted`), with
 429s, 500s, timeouts and malformed bodies injected. Then eval-bench scores the predictions and
@@ -11,6 +12,7 @@ the report with its plots is copied to docs/eval_example/.
 from __future__ import annotations
 
 import argparse
+import json
 import pathlib
 import shutil
 import sys
@@ -22,10 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.chat_server import ChatServer, FaultPlan  # noqa: E402
 from benchmarks.heuristic_policy import respond  # noqa: E402
-from pipelines import eval_bench, run_bench  # noqa: E402
-from transforms.bench.instances import build_instance  # noqa: E402
-from transforms.bench.registry import get_task  # noqa: E402
-from transforms.bench.release import release_cells  # noqa: E402
+from pipelines import bench, eval_bench, run_bench  # noqa: E402
 from transforms.scoring.report import HEATMAP, LENGTH_PLOT, RADAR  # noqa: E402
 from transforms.scoring.tables import write_instances  # noqa: E402
 
@@ -51,10 +50,11 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--output", default=str(REPO / "docs" / "eval_example"))
     args = parser.parse_args()
-    rows = [build_instance(get_task(c.task_id), c.difficulty, i, 0, c.variant)
-            for c in release_cells() for i in range(min(args.per_cell, c.count))]
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
+        manifest = bench.run(str(work / "default"), seed=0, beam_args=["--runner=FnApiRunner"])
+        with open(work / "default" / "instances.jsonl", encoding="utf-8") as handle:
+            rows = [row for row in map(json.loads, handle) if row["index"] < args.per_cell]
         write_instances(rows, work / "release")
         started = time.perf_counter()
         with ChatServer(respond=respond, faults=FAULTS) as server:
@@ -70,7 +70,7 @@ def main() -> None:
         notes = [
             HEURISTIC, "",
             f"**The run.** {len(rows)} instances (the first {args.per_cell} of every cell of the default "
-            f"release, seed 0) x {args.trials} trials x {len(MODELS)} policies, asked over the loopback "
+            f"release, seed 0, content hash `{manifest['content_hash']}`) x {args.trials} trials x {len(MODELS)} policies, asked over the loopback "
             f"chat-completions server with faults injected: {requests} HTTP requests, injected {faults}; "
             f"run-bench retried with backoff (at most 3 attempts, 0.5 s timeout) in {asked_s:.1f} s. "
             "Regenerate with `.venv/bin/python benchmarks/eval_example.py`.", "",

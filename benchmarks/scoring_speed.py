@@ -1,6 +1,7 @@
 """Time to score the default release (4,140 instances) x 3 trials; target under 30 s on 2 cores.
 
-The three trials are built from the ground truth so every scoring path runs: trial 0 is the oracle
+The release is built by `thmforge build-bench`'s pipeline (seed 0) into a temporary directory and
+read back from its `instances.jsonl`. The three trials are built from the ground truth so every scoring path runs: trial 0 is the oracle
 re-spelled (fenced, indented JSON), trial 1 the heuristic policy's answer (benchmarks/
 heuristic_policy.py), trial 2 the truth with one systematic corruption (a list element off by
 one, a tree's root children swapped, nested lists reversed), which makes tree edit distance and
@@ -25,19 +26,20 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.heuristic_policy import respond  # noqa: E402
 from pipelines import eval_bench  # noqa: E402
-from transforms.bench.instances import build_instance  # noqa: E402
-from transforms.bench.registry import get_task  # noqa: E402
-from transforms.bench.release import release_cells  # noqa: E402
+from pipelines import bench  # noqa: E402
+from schemas import SCORES  # noqa: E402
 from transforms.scoring.metrics import structural  # noqa: E402
 from transforms.scoring.score import score_prediction  # noqa: E402
-from transforms.scoring.tables import write_instances  # noqa: E402
+from transforms.scoring.tables import read_rows  # noqa: E402
 
 TARGET_S = 30.0
 
 
-def release(per_cell: int) -> list[dict]:
-    return [build_instance(get_task(c.task_id), c.difficulty, i, 0, c.variant)
-            for c in release_cells(per_cell=per_cell) for i in range(c.count)]
+def build_release(root: pathlib.Path, per_cell: int) -> tuple[list[dict], dict]:
+    """The release's rows as build-bench wrote them, and its manifest."""
+    manifest = bench.run(str(root), seed=0, per_cell=per_cell, beam_args=["--runner=FnApiRunner"])
+    with open(root / "instances.jsonl", encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle], manifest
 
 
 def corrupt(answer, answer_type: str):
@@ -73,22 +75,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-cell", type=int, default=30)
     args = parser.parse_args()
-    rows = release(args.per_cell)
-    by_id = {r["instance_id"]: r for r in rows}
-    preds = predictions(rows)
-    print(f"instances: {len(rows)}; predictions: {len(preds)}")
-
-    started = time.perf_counter()
-    naive = sum(p["response"] == by_id[p["instance_id"]]["answer"] for p in preds)
-    baseline_s = time.perf_counter() - started
-
-    started = time.perf_counter()
-    scores = [score_prediction(by_id[p["instance_id"]], p) for p in preds]
-    scorer_s = time.perf_counter() - started
-
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp)
-        write_instances(rows, root / "release")
+        rows, manifest = build_release(root / "release", args.per_cell)
+        by_id = {r["instance_id"]: r for r in rows}
+        preds = predictions(rows)
+        print(f"release: {len(rows)} instances, content hash {manifest.get('content_hash')}; "
+              f"predictions: {len(preds)}")
+
+        started = time.perf_counter()
+        naive = sum(p["response"] == by_id[p["instance_id"]]["answer"] for p in preds)
+        baseline_s = time.perf_counter() - started
+
+        started = time.perf_counter()
+        scores = [score_prediction(by_id[p["instance_id"]], p) for p in preds]
+        scorer_s = time.perf_counter() - started
+
         with open(root / "predictions.jsonl", "w") as handle:
             handle.writelines(json.dumps(p) + "\n" for p in preds)
         structural.cache_clear()  # no head start from the scorer run above
@@ -96,12 +98,17 @@ def main() -> None:
         result = eval_bench.run(str(root / "release"), str(root / "predictions.jsonl"), str(root / "eval"),
                                 ["--runner=FnApiRunner"])
         pipeline_s = time.perf_counter() - started
+        oracle = read_rows(root / "eval" / "scores", SCORES)
 
     for trial, label in enumerate(("oracle (re-spelled)", "heuristic policy", "corrupted truth")):
         mine = [s for s in scores if s["trial"] == trial]
         print(f"  trial {trial} {label:20s} exact {statistics.fmean(s['exact'] for s in mine):.3f}  "
               f"partial {statistics.fmean(s['partial'] for s in mine):.3f}  "
               f"structural {statistics.fmean(s['structural'] for s in mine):.3f}")
+    oracle = [r for r in oracle if r["trial"] == 0]
+    perfect = sum(r["exact"] == r["partial"] == r["structural"] == 1.0 for r in oracle)
+    print(f"oracle through eval-bench: {perfect} of {len(oracle)} instances score exactly 1.0 "
+          f"(exact, partial and structural)")
     print(f"baseline string equality: {baseline_s:.3f} s ({naive} equal)")
     print(f"scorer (parse, canonicalize, exact/partial/structural): {scorer_s:.2f} s "
           f"= {len(preds) / scorer_s:,.0f} predictions/s ({scorer_s / baseline_s:,.0f}x the baseline)")

@@ -45,13 +45,17 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def timed(fn, queries) -> tuple[list[float], list]:
-    times, results = [], []
+def interleaved(methods: dict, queries) -> dict[str, tuple[list[float], list]]:
+    """Per method: latencies and results; methods alternate per query so that load on a shared
+    machine affects them alike."""
+    out = {name: ([], []) for name in methods}
     for q in queries:
-        start = time.perf_counter()
-        results.append(fn(q))
-        times.append(time.perf_counter() - start)
-    return times, results
+        for name, fn in methods.items():
+            start = time.perf_counter()
+            result = fn(q)
+            out[name][0].append(time.perf_counter() - start)
+            out[name][1].append(result)
+    return out
 
 
 def main() -> None:
@@ -90,10 +94,8 @@ def main() -> None:
     }
     for fn in methods.values():   # warm caches and the plan
         fn(queries[0])
-    measured = {}
-    for name, fn in methods.items():
-        times, results = timed(fn, queries)
-        measured[name] = (statistics.median(times), percentile(times, 0.95), results)
+    measured = {name: (statistics.median(times), percentile(times, 0.95), results)
+                for name, (times, results) in interleaved(methods, queries).items()}
     base_median, base_p95, base_results = measured["numpy matrix @ q + argpartition"]
     print(f"{'method':<34}{'median ms':>11}{'p95 ms':>9}{'x numpy':>9}{'same top-k':>12}")
     for name, (median, p95, results) in measured.items():

@@ -28,7 +28,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import INSTANCES
 from transforms.bench.instances import GENERATOR_VERSION, build_instance, canonical_json
-from transforms.bench.registry import all_tasks, get_task
+from transforms.bench.registry import get_task
 from transforms.bench.release import DEFAULT_PER_CELL, SUITES, Cell, release_cells
 
 SHARD_SIZE = 50
@@ -211,7 +211,6 @@ def _replace(source: str, target: str) -> None:
 def run(output: str, seed: int = 0, per_cell: int = DEFAULT_PER_CELL, suites: Sequence[str] = SUITES,
         beam_args: Sequence[str] = ()) -> dict[str, Any]:
     """Build the release into `output`; returns the manifest."""
-    all_tasks()
     cells = release_cells(tuple(suites), per_cell)
     staging = os.path.join(output, STAGING)
     if os.path.exists(staging):

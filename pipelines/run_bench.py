@@ -1,11 +1,9 @@
 """run-bench: a release's prompts -> an OpenAI-compatible chat endpoint -> predictions/model=M/.
 
-    instance files ─► (instance, trial) requests not yet answered ─► Reshuffle ─► QueryModel
-                                                                                   │ flushes every
-                                                                                   ▼ few answers
-                                                   predictions/model=M/chunk-<hash>.parquet ─► compact
-                                                                                   ▼
-                                                                      predictions/model=M/part-00000.parquet
+    instance files ─► requests (instance x trial, not answered yet) ─► Reshuffle ─► QueryModel
+    QueryModel: up to `concurrency` requests in flight, retries with backoff; finished rows every
+                10 s (or 256 rows) ─► predictions/model=M/chunk-<hash>.parquet
+    then:       chunks + earlier part file ─► compact ─► predictions/model=M/part-00000.parquet
 
 Resumable: answers are flushed to chunk files while the run goes (names derived from their keys,
 so a retried bundle overwrites instead of duplicating), and a rerun skips every (instance, trial)
@@ -13,6 +11,7 @@ that already has a response; failures are asked again. At the end the partition 
 into one file sorted by (instance_id, trial), keeping an answered row over a failed one.
 Concurrency (`concurrency` requests in flight) and the rate limit are per worker process.
 Every request that finally fails still yields a row: `response` null, `error` saying why.
+Each run appends its options and counts to OUTPUT/runs.jsonl.
 """
 from __future__ import annotations
 
@@ -30,16 +29,17 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms.window import GlobalWindows
 import pyarrow.parquet as pq
 
-from schemas import PREDICTIONS
+from schemas import INSTANCES, PREDICTIONS
 from transforms.bench import prompts
 from transforms.llm import ChatClient, LLMError, RetryPolicy, call_with_retries
 from transforms.scoring.tables import (instance_files, partition_path, preferred_prediction,
                                        read_partitioned_file, write_partition)
-from schemas import INSTANCES
 
 MODE_ALIASES = {"cot": "zero-shot-cot", "kshot": "k-shot", "code": "code-allowed"}
 REQUEST_COLUMNS = ("instance_id", "prompt", "prompt_parts")
-FLUSH_EVERY = 32
+FLUSH_ROWS = 256                # a chunk file holds at most this many rows ...
+FLUSH_SECONDS = 10.0            # ... and is written at least this often while answers come in
+RUN_LOG = "runs.jsonl"          # one line per run: the options it ran with and what it got
 
 
 class RunBenchError(ValueError):
@@ -75,6 +75,8 @@ class RunConfig:
             raise RunBenchError("rate-limit must be positive")
         if self.timeout_s <= 0:
             raise RunBenchError("timeout must be positive")
+        if not self.endpoint.startswith(("http://", "https://")):
+            raise RunBenchError(f"endpoint must be an http:// or https:// URL, got {self.endpoint!r}")
 
     def client(self) -> ChatClient:
         extra = {"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else None
@@ -154,7 +156,8 @@ def ask(client: ChatClient, policy: RetryPolicy, limiter: RateLimiter, request: 
     try:
         result = call_with_retries(attempt, policy, on_error=lambda e, _: errors.append(e.kind))
     except LLMError as exc:
-        row["error"] = f"{exc.kind} after {row['attempts']} attempt(s): {exc}"
+        earlier = f" (earlier attempts: {', '.join(errors[:-1])})" if len(errors) > 1 else ""
+        row["error"] = f"{exc.kind} after {row['attempts']} attempt(s): {exc}{earlier}"
         return row
     except Exception as exc:  # a client bug must still leave a row behind, never lose the request
         row["error"] = f"unexpected {type(exc).__name__} after {row['attempts']} attempt(s): {exc}"
@@ -196,6 +199,7 @@ class QueryModel(beam.DoFn):
     def start_bundle(self):
         self.in_flight: set = set()
         self.unflushed: list = []
+        self.flushed_at = time.monotonic()
 
     def process(self, request):
         self.in_flight.add(self.pool.submit(ask, self.client, self.policy, self.limiter, request, self.config))
@@ -219,13 +223,14 @@ class QueryModel(beam.DoFn):
             (self.failed if row["error"] else self.answered).inc()
             self.unflushed.append(row)
             yield row
-        if len(self.unflushed) >= FLUSH_EVERY:
+        if len(self.unflushed) >= FLUSH_ROWS or time.monotonic() - self.flushed_at >= FLUSH_SECONDS:
             self._flush()
 
     def _flush(self):
         if self.unflushed:
             write_chunk(self.unflushed, self.output, self.config.model)
             self.unflushed = []
+        self.flushed_at = time.monotonic()
 
 
 class RunBench(beam.PTransform):
@@ -286,6 +291,11 @@ def run(instances: str, output: str, config: RunConfig, beam_args: Sequence[str]
         _ = pipeline | "RunBench" >> RunBench(paths, config, output, answered)
     rows = compact(output, config.model)
     failed = sum(1 for r in rows if r.get("error"))
-    return {"predictions": len(rows), "answered": len(rows) - failed, "failed": failed,
-            "resumed": len(answered), "asked": len(rows) - len(answered),
-            "seconds": round(time.monotonic() - started, 2)}
+    summary = {"predictions": len(rows), "answered": len(rows) - failed, "failed": failed,
+               "resumed": len(answered), "asked": len(rows) - len(answered),
+               "seconds": round(time.monotonic() - started, 2)}
+    with open(pathlib.Path(output) / RUN_LOG, "a", encoding="utf-8") as log:
+        log.write(json.dumps({"finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                              "instances": str(instances), "config": dataclasses.asdict(config),
+                              **summary}, sort_keys=True) + "\n")
+    return summary

@@ -10,8 +10,9 @@ import dataclasses
 from typing import Optional, Sequence
 
 import duckdb
+import numpy as np
 
-from retrieval import lexical
+from retrieval import approx, lexical
 from retrieval.catalog import Catalog
 from retrieval.filters import Filters, where_sql
 from runners.errors import UsageError
@@ -97,7 +98,8 @@ class Searcher:
     """Searches one catalog; the query encoder and the lexical index are built on first use."""
 
     def __init__(self, catalog: Catalog, *, query_model: Optional[str] = None,
-                 representation: str = "description", reranker=None, rerank_depth: int = 50):
+                 representation: str = "description", reranker=None, rerank_depth: int = 50,
+                 approximate: Optional[int] = None):
         if representation not in REPRESENTATIONS:
             raise UsageError(f"representation: choose one of {', '.join(REPRESENTATIONS)}")
         self.catalog = catalog
@@ -107,6 +109,8 @@ class Searcher:
         self.query_model = query_model
         self.reranker = reranker
         self.rerank_depth = rerank_depth
+        self.approximate = approximate      # shortlist size of the sign-bit index; None: exact search
+        self._approx_words: Optional[int] = None
         self._encoder = None
         self._lexical_ready = False
         try:
@@ -156,10 +160,25 @@ class Searcher:
         where, params = where_sql(filters)
         dim = int(self.catalog.embedding.dim) if self.catalog.embedding else 0
         vector = vector if vector is not None else self.embed_query(query)
+        if self.approximate:
+            return self._approximate_ranking(vector, k, filters, dim)
         sql = (f"SELECT c.doc, array_cosine_similarity(c.{self.column}, ?::FLOAT[{dim}]) AS score "
                f"FROM search_corpus c WHERE c.{self.column} IS NOT NULL AND {where} "
                f"ORDER BY score DESC, c.doc LIMIT {int(k)}")
         return self._run(sql, [vector] + params)
+
+    def _approximate_ranking(self, vector: list[float], k: int, filters: Filters, dim: int):
+        """Top `approximate` rows by sign-bit Hamming distance, re-scored by exact cosine."""
+        if self._approx_words is None:
+            self._approx_words = approx.build_sign_index(self.con, "search_corpus", self.column)
+        words = [int(w) for w in approx.sign_words(np.asarray(vector, dtype=np.float32))[0]]
+        where, params = where_sql(filters)
+        shortlist = max(int(self.approximate), k)
+        sql = (f"WITH short AS (SELECT h.doc FROM ({approx.hamming_sql(self._approx_words)}) h "
+               f"JOIN search_corpus c ON c.doc = h.doc WHERE {where} ORDER BY h.distance, h.doc LIMIT {shortlist}) "
+               f"SELECT c.doc, array_cosine_similarity(c.{self.column}, ?::FLOAT[{dim}]) AS score "
+               f"FROM search_corpus c JOIN short ON short.doc = c.doc ORDER BY score DESC, c.doc LIMIT {int(k)}")
+        return self._run(sql, words + params + [vector])
 
     def lexical_ranking(self, query: str, k: int, filters: Filters):
         if not self._lexical_ready:

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     total = count_submissions(inputs, store) if progress and args.source == arxiv.SOURCE else None
     read = ReadConfig(source=args.source, limits=corpus_options.limits(), requester_pays=args.s3_requester_pays,
                       staging=staging_dir(args.output), total_papers=total, progress=progress,
-                      describe_context=getattr(describe, "context", "body"))
+                      describe_context=getattr(describe, "context", "body"), launcher_pid=os.getpid())
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
                           files_per_partition=args.files_per_partition, describe=describe, embed=embed)
     try:

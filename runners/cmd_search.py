@@ -50,18 +50,23 @@ def add_searcher_arguments(parser: argparse.ArgumentParser) -> None:
                         help="expected embedding model; an error unless it is the corpus's model")
     parser.add_argument("--rerank", metavar="MODEL", help="cross-encoder (local path or cached name) to rerank with")
     parser.add_argument("--rerank-depth", type=int, default=50, metavar="N", help="candidates to rerank (default 50)")
+    parser.add_argument("--approximate", type=int, metavar="SHORTLIST",
+                        help="approximate vector search: sign-bit shortlist of this size, re-scored exactly "
+                             "(DuckDB's vss/HNSW extension cannot be installed offline)")
 
 
 def searcher_from_args(args) -> Searcher:
     if not 1 <= args.rerank_depth <= MAX_K:
         raise UsageError(f"--rerank-depth: between 1 and {MAX_K}")
+    if args.approximate is not None and not 1 <= args.approximate <= 100_000:
+        raise UsageError("--approximate: a shortlist of 1 to 100000")
     reranker = None
     if args.rerank:
         from retrieval.rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.rerank)
     return Searcher(open_catalog(args.dir), query_model=args.query_model, representation=args.representation,
-                    reranker=reranker, rerank_depth=args.rerank_depth)
+                    reranker=reranker, rerank_depth=args.rerank_depth, approximate=args.approximate)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

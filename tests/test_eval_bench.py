@@ -118,3 +118,23 @@ def test_oracle_scores_one_on_the_full_default_release(tmp_path):
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
     assert con.execute("SELECT count(*), min(exact), min(partial), min(structural), count(parse_error) "
                        "FROM scores").fetchone() == (4140, 1.0, 1.0, 1.0, 0)
+
+
+def test_a_broken_ground_truth_is_reported_not_scored(tmp_path):
+    base = {"suite": "main", "category": "Linear", "structure": "array", "task": "access", "difficulty": "easy",
+            "length": 5, "answer_type": "list[int]"}
+    write_instances([{**base, "instance_id": "good", "answer": "[1, 2]"},
+                     {**base, "instance_id": "broken", "answer": "[1, \"x\"]"}], tmp_path / "release")
+    with open(tmp_path / "p.jsonl", "w") as handle:
+        for instance_id in ("good", "broken"):
+            handle.write(json.dumps({"instance_id": instance_id, "model": "m", "trial": 0,
+                                     "response": '{"final_answer": [1, 2]}'}) + "\n")
+    assert main(["eval-bench", "--instances", str(tmp_path / "release"), "--predictions", str(tmp_path / "p.jsonl"),
+                 "--output", str(tmp_path / "eval")]) == 0
+    con = duckdb.connect()
+    con.execute(SCORES.view_sql(str(tmp_path / "eval")))
+    rows = dict(con.execute("SELECT instance_id, exact FROM scores").fetchall())
+    assert rows == {"good": 1.0, "broken": None}
+    (error,) = con.execute("SELECT parse_error FROM scores WHERE instance_id = 'broken'").fetchone()
+    assert error.startswith("ground truth: instance broken: expected an integer")
+    assert "| m | 2 | 2 | 1 | 0 | 1 | 1.000 ± 0.000 |" in (tmp_path / "eval" / "report.md").read_text()

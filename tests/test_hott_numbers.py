@@ -2,7 +2,8 @@
 
 The labels that count are found independently of the extractor: every `\\label` inside a
 `\\begin{X}...\\end{X}` of a theorem-like X the book declares (`\\newtheorem`, or its `\\defthm`
-wrapper), outside comments. A label the extraction misses counts as wrong.
+wrapper), outside comments, unless an `\\item` or a numbered display comes first (then the label
+names that). A label the extraction misses counts as wrong.
 """
 import re
 
@@ -20,6 +21,8 @@ _NEWLABEL_RE = re.compile(r"\\newlabel\{([^{}]+)\}\{([^{}]*)\}")
 _DECLARED_RE = re.compile(r"^\s*\\(?:defthm|newtheorem)\{(\w+)\}", re.M)
 _COMMENT_RE = re.compile(r"(?<!\\)%[^\n]*")
 _LABEL_RE = re.compile(r"\\label\{([^{}]+)\}")
+# A label after these names a list item or an equation, not the statement.
+_NOT_THE_STATEMENT_RE = re.compile(r"\\item|\\begin\{(?:equation|align|gather|multline|narrowmultline|eqnarray)")
 
 
 def theorem_labels(book) -> set[str]:
@@ -32,7 +35,7 @@ def theorem_labels(book) -> set[str]:
         for m in begin_re.finditer(text):
             end = text.find("\\end{" + m.group(1) + "}", m.end())
             first = _LABEL_RE.search(text, m.end(), end if end >= 0 else len(text))
-            if first:
+            if first and not _NOT_THE_STATEMENT_RE.search(text, m.end(), first.start()):
                 labels.add(first.group(1))
     return labels
 

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.chat_server import ChatServer, FaultPlan
 from benchmarks.heuristic_policy import respond
-from pipelines.run_bench import RateLimiter, RunBenchError, RunConfig, answered_keys
+from pipelines.run_bench import RateLimiter, RunBenchError, RunConfig, answered_keys, write_chunk
 from runners.cli import main
 from schemas import PREDICTIONS
 from test_eval_bench import release_rows
@@ -38,7 +38,7 @@ def run_bench(release, out, server, *extra):
 @pytest.mark.slow
 def test_faults_end_in_a_prediction_or_a_recorded_failure_and_resume_asks_only_those(small_release, tmp_path):
     release, rows = small_release
-    faults = FaultPlan(rate_429=0.15, rate_500=0.15, rate_timeout=0.05, rate_malformed=0.15,
+    faults = FaultPlan(rate_429=0.15, rate_500=0.2, rate_timeout=0.08, rate_malformed=0.15,
                        retry_after_s=0.02, timeout_sleep_s=0.6, seed=3)
     out = tmp_path / "run"
     with ChatServer(respond=respond, faults=faults) as server:
@@ -60,6 +60,8 @@ def test_faults_end_in_a_prediction_or_a_recorded_failure_and_resume_asks_only_t
         assert p["error"].split(" ")[0] in {"rate-limited", "server-error", "timeout", "malformed-response"}
     assert first_requests == sum(p["attempts"] for p in first)
     assert len(list((out / "predictions").rglob("*.parquet"))) == 1
+    (logged,) = [json.loads(line) for line in open(out / "runs.jsonl")]
+    assert logged["config"]["model"] == MODEL and logged["failed"] == len(failed)
 
     with ChatServer(respond=respond) as server:
         assert run_bench(release, out, server) == 0
@@ -118,5 +120,32 @@ def test_bad_arguments_are_usage_errors(small_release, tmp_path, capsys):
     assert main(["run-bench", "--instances", str(release), "--model", "m", "--endpoint", "http://127.0.0.1:9/v1",
                  "--output", str(tmp_path), "--trials", "0"]) == 2
     assert "trials must be at least 1" in capsys.readouterr().err
-    with pytest.raises(RunBenchError):
-        RunConfig(endpoint="x", model="m", prompt_mode="telepathy")
+    with pytest.raises(RunBenchError, match="unknown prompt mode"):
+        RunConfig(endpoint="http://x", model="m", prompt_mode="telepathy")
+    with pytest.raises(RunBenchError, match="http:// or https://"):
+        RunConfig(endpoint="localhost:8000", model="m")
+
+
+@pytest.mark.slow
+def test_chunks_of_an_interrupted_run_are_kept_and_a_rejected_key_fails_fast(small_release, tmp_path, monkeypatch):
+    release, rows = small_release
+    out = tmp_path / "run"
+    done = [{"instance_id": r["instance_id"], "model": MODEL, "trial": t, "prompt_mode": prompts.DEFAULT_MODE,
+             "response": "earlier answer", "attempts": 1} for r in rows[:5] for t in range(2)]
+    write_chunk(done, str(out), MODEL)                       # what an interrupted run leaves behind
+
+    monkeypatch.setenv("THMFORGE_LLM_API_KEY", "wrong-key")
+    with ChatServer(respond=respond, api_key="right-key") as server:
+        assert run_bench(release, out, server) == 1
+        assert server.request_count == 2 * (len(rows) - 5)   # one attempt each: a 401 is not retried
+    rejected = [p for p in predictions(out) if p["error"]]
+    assert len(rejected) == 2 * (len(rows) - 5)
+    assert all(p["error"].startswith("request-rejected after 1 attempt(s)") and p["attempts"] == 1 for p in rejected)
+
+    monkeypatch.setenv("THMFORGE_LLM_API_KEY", "right-key")
+    with ChatServer(respond=respond, api_key="right-key") as server:
+        assert run_bench(release, out, server) == 0
+        assert server.request_count == 2 * (len(rows) - 5)
+    final = predictions(out)
+    assert len(final) == 2 * len(rows) and not any(p["error"] for p in final)
+    assert sum(p["response"] == "earlier answer" for p in final) == 10

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 import time
 import unicodedata
@@ -129,7 +130,7 @@ def process_submission(sub: Submission, extract, limits: Limits) -> PaperOutcome
         event = Event("extract", type(exc).__name__, str(exc)[:2000], sub.member, fatal=True)
         return PaperOutcome(paper_row(sub, None, "failed", event.error_class), [],
                             failures + [failure_row(sub, event)])
-    failures += [failure_row(sub, e) for e in result.events]
+    failures += [failure_row(sub, e) for e in result.events if e not in sub.events]  # a source may copy them
     fatal = _first_fatal(result.events)
     if fatal:
         return PaperOutcome(paper_row(sub, result, "failed", fatal.error_class), [], failures)
@@ -150,6 +151,7 @@ class ReadConfig:
     total_papers: Optional[int] = None   # for progress lines; None when unknown
     progress: bool = False
     describe_context: str = "body"  # body+abstract / body+intro: theorem rows carry that context
+    launcher_pid: int = 0           # progress lines from other processes say which worker they count
 
     @property
     def store(self) -> arxiv.BundleStore:
@@ -197,7 +199,7 @@ class ReadSourceSubmissions(beam.DoFn):
         group = arxiv.group_name(path)
         count = 0
         for sub in module.read([path], self.config.limits):
-            sub.bundle = sub.bundle or path
+            sub.bundle = path   # the input names the output files and the accounting of its papers
             count += 1
             yield sub
         write_accounting(self.config.staging, group, path, count)
@@ -285,6 +287,7 @@ class ExtractPapers(beam.DoFn):
         last = self.config.total_papers is not None and self.done >= self.config.total_papers
         if self.config.progress and (now - self.last_report >= 1.0 or last):
             self.last_report = now
-            total = f"/{self.config.total_papers}" if self.config.total_papers is not None else ""
-            print(f"thmforge: papers {self.done}{total} done, {self.found} statements found",
+            total = f" of {self.config.total_papers}" if self.config.total_papers is not None else ""
+            where = "" if os.getpid() == self.config.launcher_pid else f" (worker {os.getpid()})"
+            print(f"thmforge{where}: {self.done}{total} papers done, {self.found} statements found",
                   file=sys.stderr, flush=True)

@@ -1,4 +1,5 @@
 import json
+import pathlib
 
 import pytest
 
@@ -125,3 +126,11 @@ def test_bench_answer_command(capsys, tmp_path):
     assert "not valid JSON" in capsys.readouterr().err
     assert cli(["bench-answer", "--task", "queue/nope", "--spec", "{}"]) == 2
     assert "unknown task" in capsys.readouterr().err
+
+
+def test_task_docs_are_generated_from_the_registry():
+    import subprocess
+    import sys
+    script = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_docs.py"
+    result = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

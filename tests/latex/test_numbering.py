@@ -2,7 +2,8 @@
 import pytest
 
 from transforms.latex.model import DocEvent, EnvSpec
-from transforms.latex.numbering import Numberer, count_equation_numbers, parse_format, render_value
+from transforms.latex.numbering import (Numberer, count_equation_numbers, equation_wrappers, parse_format,
+                                        render_value)
 
 
 def spec(name, counter=None, within=None, numbered=True):
@@ -182,3 +183,27 @@ def test_parse_format_keeps_text_and_drops_formatting():
 ])
 def test_count_equation_numbers(env, body, expected):
     assert count_equation_numbers(env, body) == expected
+
+
+def test_author_display_environments_that_wrap_a_numbered_one():
+    preamble = r"""
+\newenvironment{narrowmultline}{\csname equation\endcsname}{\csname endequation\endcsname}
+\newenvironment{narrowmultline*}{\csname equation*\endcsname}{\csname endequation*\endcsname}
+\newenvironment{eqn}{\begin{align}}{\end{align}}
+\newenvironment{note}{\begin{quote}}{\end{quote}}
+"""
+    assert equation_wrappers(preamble) == {"narrowmultline": "equation", "eqn": "align"}
+    envs = {"theorem": spec("theorem", counter="equation")}
+    numberer = Numberer(preamble, envs, book=False)
+    for event in [DocEvent(0, "begin_env", "narrowmultline"), DocEvent(0, "begin_env", "narrowmultline*"),
+                  DocEvent(0, "begin_env", "note")]:
+        numberer.feed(event)
+    assert numberer.feed(stmt("theorem")) == "2"
+
+
+def test_body_events_renew_formats_and_numberwithin():
+    envs = [spec("theorem")]
+    events = [sec("section"), stmt("theorem"), DocEvent(0, "numberwithin", "theorem", "section"),
+              sec("section"), stmt("theorem"), DocEvent(0, "renewthe", "theorem", r"\roman{theorem}"),
+              stmt("theorem")]
+    assert run("", envs, events) == ["1", "2.1", "ii"]

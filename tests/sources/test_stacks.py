@@ -23,6 +23,7 @@ def test_chapter_order_from_chapters_tex():
 
 def test_one_submission_per_chapter_in_book_order():
     subs = list(stacks.read([str(CHECKOUT)]))
+    # book.tex includes the chapters: it is the whole book, not a chapter
     assert [s.paper_id for s in subs] == ["stacks:topology", "stacks:more-algebra"]
     topology = subs[0]
     assert sorted(topology.files) == ["preamble.tex", "topology.tex"]

@@ -37,6 +37,7 @@ class RemoteDescriber:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="describe")
         self._throttler = AdaptiveThrottler(window_ms=60_000, bucket_ms=1_000, overload_ratio=2)
         self._throttler_lock = threading.Lock()
+        self._throttled_until = 0.0
         self._keep_alive = keep_alive   # e.g. the vLLM server process handle
 
     def describe_batch(self, batch: Sequence[DescribeRequest]) -> list[DescribeOutcome]:
@@ -72,20 +73,33 @@ class RemoteDescriber:
         def attempt():
             self._wait_if_throttled(tally)
             tally["requests"] += 1
-            result = self.client.complete(messages)
-            with self._throttler_lock:
-                self._throttler.successful_request(time.time() * 1000)
+            try:
+                result = self.client.complete(messages)
+            except LLMError:
+                self._record_attempt(success=False)
+                raise
+            self._record_attempt(success=True)
             tally["input_tokens"] += result.prompt_tokens or 0
             tally["output_tokens"] += result.completion_tokens or 0
             return result.content
         return call_with_retries(attempt, self.policy)
 
-    def _wait_if_throttled(self, tally: dict) -> None:
+    def _record_attempt(self, success: bool) -> None:
+        """Feed Beam's adaptive throttler with a finished attempt (in-flight ones are not failures yet);
+        when it says the endpoint is overloaded, every thread holds off for `throttle_delay_s`."""
         with self._throttler_lock:
-            throttle = self._throttler.throttle_request(time.time() * 1000)
-        if throttle:
+            now_ms = time.time() * 1000
+            throttle = self._throttler.throttle_request(now_ms)
+            if success:
+                self._throttler.successful_request(now_ms)
+            elif throttle:
+                self._throttled_until = max(self._throttled_until, time.monotonic() + self.throttle_delay_s)
+
+    def _wait_if_throttled(self, tally: dict) -> None:
+        wait = self._throttled_until - time.monotonic()
+        if wait > 0:
             tally["throttled"] += 1
-            time.sleep(self.throttle_delay_s)
+            time.sleep(wait)
 
 
 def _predictions(batch: Sequence[DescribeRequest], outcomes: Iterable[DescribeOutcome],

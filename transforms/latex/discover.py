@@ -38,6 +38,7 @@ _DECL_RE = re.compile(
     r"(?![A-Za-z@])(\*?)")
 _BEGIN_NAME_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,64})\}|\\csname\s*([^\\\s{}]{1,64})\s*\\endcsname")
 _HIDING_BODY_RE = re.compile(r"\\(comment|verbatim|Verbatim|lstlisting|minted)(?![A-Za-z@])")
+_CONDITIONAL_RE = re.compile(r"\\if|\\let\s*\\comment")
 _LABEL_MACRO_RE = re.compile(
     r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand)\*?\s*\{?\s*\\([A-Za-z@]+)\s*\}?"
     r"\s*\[1\]|\\def\s*\\([A-Za-z@]+)#1\s*(?=\{)")
@@ -251,7 +252,8 @@ def _resolve_wrappers(found: Discovery, wrappers: list[tuple[str, str]]) -> None
                 found.proof_envs.add(name)
             elif any(i in NUMBERED_EQUATION_ENVS or i.rstrip("*") in NUMBERED_EQUATION_ENVS for i in inner):
                 found.equation_aliases[name] = next(i for i in inner if i.rstrip("*") in NUMBERED_EQUATION_ENVS)
-            elif _HIDING_BODY_RE.search(begin_code):
+            elif _HIDING_BODY_RE.search(begin_code) and not _CONDITIONAL_RE.search(begin_code):
+                # a conditional one (Open Logic's tagblock) shows its content in complete builds
                 kind = _HIDING_BODY_RE.search(begin_code).group(1)
                 (found.comment_envs if kind == "comment" else found.verbatim_envs).add(name)
 

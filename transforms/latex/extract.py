@@ -22,7 +22,7 @@ from transforms.latex.mainfile import document_class, find_main_file, is_tex_nam
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement
 from transforms.latex.numbering import Numberer
 from transforms.latex.render import normalize_space, render_text
-from transforms.latex.segment import RawStatement, Segmentation, segment
+from transforms.latex.segment import AFTER_ENDINPUT, RawStatement, Segmentation, segment, unread_statements
 
 TEXT_EXTENSIONS = (".tex", ".ltx", ".latex", ".sty", ".cls", ".def", ".cfg", ".clo")
 BOOK_CLASSES = frozenset({"book", "report", "memoir", "scrbook", "scrreprt", "amsbook", "krantz",
@@ -185,6 +185,8 @@ class _Document:
         run.check_time()
         run.stage = "segment"
         self.seg: Segmentation = segment(text, self.found, self.body_start, self.body_end)
+        for _, tail in self.flat.ignored:
+            self.seg.skipped.extend(unread_statements(tail, self.found, AFTER_ENDINPUT))
         run.check_time()
         self.locations = self.flat.source_map.locate_all(text, [s.begin for s in self.seg.statements])
 
@@ -261,7 +263,7 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
 
     text, title, path = "", raw.title, list(raw.section_path)
     if render:
-        text, events = render_text(latex, location)
+        text, events = render_text(latex, location, frozenset(doc.found.label_macros))
         run.events.extend(events)
         title = plain(raw.title) if raw.title else None
         path = [plain(p) for p in raw.section_path]

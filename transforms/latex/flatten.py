@@ -66,6 +66,7 @@ class Flattened:
     source_map: SourceMap
     files_used: list[str]
     events: list[Event]
+    ignored: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (file, text after \endinput)
 
 
 class _Resolver:
@@ -127,6 +128,7 @@ class _Flattener:
         self.map = SourceMap()
         self.events: list[Event] = []
         self.files_used: list[str] = []
+        self.ignored: list[tuple[str, str]] = []
         self.stopped = False
 
     def _emit(self, piece: str, file: str, line: int) -> None:
@@ -145,7 +147,7 @@ class _Flattener:
 
     def run(self, main: str) -> Flattened:
         self._file(main, self.load(main) or "", 0, (main,), whole=True)
-        return Flattened("".join(self.out), self.map, self.files_used, self.events)
+        return Flattened("".join(self.out), self.map, self.files_used, self.events, self.ignored)
 
     def _file(self, path: str, text: str, depth: int, stack: tuple[str, ...], whole: bool) -> None:
         self.files_used.append(path)
@@ -163,6 +165,7 @@ class _Flattener:
             self._emit(text[pos:m.start()], path, line)
             line += text.count("\n", pos, m.start())
             if command == "endinput":
+                self.ignored.append((path, text[m.end():end]))
                 pos = end
                 break
             targets, after = self._targets(text, m, command, star)

@@ -34,6 +34,14 @@ _BRACKET_RE = re.compile(r"\\.|[{}\]]", re.S)
 _CS_RE = re.compile(r"\\([A-Za-z@]+|.)", re.S)
 _SPACE_RE = re.compile(r"[ \t\r\n]*")
 _PARAM_RE = re.compile(r"#(#|[1-9])")
+# Bodies that only TeX itself can run: conditionals, expansion control, internal (@) commands.
+_PROGRAMMING_RE = re.compile(
+    r"\\(?:if[A-Za-z]*|else|fi|or|expandafter|noexpand|csname|endcsname|futurelet|afterassignment"
+    r"|aftergroup|edef|xdef|gdef|def|let|global|ifthenelse|ifstrempty|IfNoValueTF|IfValueTF|IfBooleanTF"
+    r"|NewDocumentCommand|newcommand|renewcommand|providecommand)(?![A-Za-z@])"
+    r"|\\(?:[A-Za-z]+@[A-Za-z@]*|@[A-Za-z@]+)")        # internals, but not the spacing command \\@
+PRIMITIVE_NAMES = frozenset({"expandafter", "noexpand", "csname", "endcsname", "global", "relax", "let",
+                             "def", "edef", "gdef", "xdef", "begingroup", "endgroup", "the", "par"})
 _DEF_PARAM_SPLIT_RE = re.compile(r"(#[1-9])")
 
 # An argument spec: "m" (mandatory) or ("o", default) (optional, with its default).
@@ -63,6 +71,8 @@ class MacroTable:
     """The user macros of one document, by name (without the backslash)."""
 
     defs: dict[str, MacroDef] = dataclasses.field(default_factory=dict)
+    unexpandable: dict[str, str] = dataclasses.field(default_factory=dict)   # name -> why it is left out
+    left_out: dict[str, MacroDef] = dataclasses.field(default_factory=dict)  # their definitions
     _pattern: Optional[re.Pattern] = dataclasses.field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
@@ -362,7 +372,39 @@ def collect_macros(tex: str, limits: Limits) -> MacroTable:
         if d.command == "providecommand" and macro.name in defs:
             continue
         defs[macro.name] = macro
-    return MacroTable(defs)
+    return _without_unexpandable(defs)
+
+
+def _why_unexpandable(macro: MacroDef) -> Optional[str]:
+    if macro.name in PRIMITIVE_NAMES:
+        return "primitive"
+    if "@" in macro.name:
+        return "internal name"
+    if macro.literal:
+        return None
+    if _PROGRAMMING_RE.search(macro.body):
+        return "TeX programming in body"
+    if re.search(r"\\" + re.escape(macro.name) + r"(?![A-Za-z@])", macro.body):
+        return "refers to itself"
+    return None
+
+
+def _without_unexpandable(defs: dict[str, MacroDef]) -> MacroTable:
+    """A table of the macros that can be expanded as text; the others are named with a reason.
+
+    A body full of `\\ifx`, `\\expandafter` or `\\@...` internals only means something to TeX, and a
+    font switch redefined in terms of itself (`\\renewcommand\\scriptsize{...\\scriptsize...}`) would
+    loop: such macros stay as written, which is what a reader of the statement needs anyway.
+    """
+    kept: dict[str, MacroDef] = {}
+    reasons: dict[str, str] = {}
+    for name, macro in defs.items():
+        reason = _why_unexpandable(macro)
+        if reason:
+            reasons[name] = reason
+        else:
+            kept[name] = macro
+    return MacroTable(kept, reasons, {name: defs[name] for name in reasons})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,6 +426,7 @@ class _State:
     max_bytes: int
     disabled: set = dataclasses.field(default_factory=set)
     failed: list = dataclasses.field(default_factory=list)
+    dangling: Optional[str] = None     # an incomplete call at the very end of a nested expansion
 
     def fail(self, name: str, disable: bool = True) -> None:
         """Record `name` as not expanded; a disabled name is left as written from now on."""
@@ -472,11 +515,22 @@ def _join(out: list[str], piece: str) -> None:
     out.append(piece)
 
 
+MAX_DANGLING_TAIL = 500        # characters of an incomplete call that may wait for outside arguments
+MAX_SPLICES = 200              # per text: each splice copies the rest of the text once
+
+
 def _expand(text: str, state: _State, depth: int) -> str:
+    """`text` with macros expanded; nested results are expanded again up to the depth limit.
+
+    A body may end in a call whose arguments follow the invocation (`\\def\\pizero{\\trunc0}` used as
+    `\\pizero{X}`): the nested level returns that incomplete call as `state.dangling`, and the level
+    that has the following text splices the call back in front of it and rescans, as TeX would.
+    """
     out: list[str] = []
     size = 0
     pos = 0
     n = len(text)
+    splices = 0
     while pos < n:
         m = state.pattern.search(text, pos)
         if not m:
@@ -490,6 +544,11 @@ def _expand(text: str, state: _State, depth: int) -> str:
         macro = state.table.defs[name]
         read = _read_args(macro, text, pos)
         if read is None:
+            tail = text[m.start():].rstrip()
+            if depth > 0 and len(tail) <= MAX_DANGLING_TAIL and "}" not in tail:
+                state.dangling = tail
+                out.append(tail)
+                return "".join(out)
             state.fail(name, disable=False)
             out.append(m.group())
             continue
@@ -508,6 +567,18 @@ def _expand(text: str, state: _State, depth: int) -> str:
                 out.append(text[m.start():end])
                 pos = end
                 continue
+            if state.dangling is not None:
+                tail, rest = state.dangling, text[end:]
+                if depth > 0 and not rest.strip():
+                    out.append(piece)              # still at the end: the caller has the arguments
+                    return "".join(out)
+                state.dangling = None
+                if rest.strip() and splices < MAX_SPLICES:
+                    splices += 1
+                    _join(out, piece[:len(piece) - len(tail)])
+                    text, pos, n = tail + rest, 0, len(tail) + len(rest)
+                    continue
+                state.fail(_CS_RE.match(tail).group(1), disable=False)
         size += len(piece)
         if size > state.max_bytes or len(piece) > state.max_bytes:
             if depth > 0:
@@ -543,14 +614,14 @@ def expand_macros(text: str, table: MacroTable, limits: Limits) -> tuple[str, li
     return expanded, state.failed
 
 
-def _wrapper_names(table: MacroTable) -> set[str]:
+def _wrapper_names(defs: dict[str, MacroDef]) -> set[str]:
     """Macros whose body declares theorem environments, directly or through other wrappers."""
     decl_re = re.compile(r"\\(?:" + "|".join(DECLARATION_COMMANDS) + r")(?![A-Za-z@])")
-    wrappers = {name for name, d in table.defs.items() if decl_re.search(d.body)}
+    wrappers = {name for name, d in defs.items() if decl_re.search(d.body)}
     changed = bool(wrappers)
     while changed:
         changed = False
-        for name, d in table.defs.items():
+        for name, d in defs.items():
             if name in wrappers:
                 continue
             used = {m.group(1) for m in _CS_RE.finditer(d.body)}
@@ -567,12 +638,14 @@ def expand_declaration_wrappers(preamble: str, table: MacroTable, limits: Limits
     `\\newtheorem` line, so discovery and numbering see plain declarations. Definitions themselves
     (including the wrapper's own `\\def`) are copied unchanged.
     """
-    wrappers = _wrapper_names(table)
+    every = {**table.left_out, **table.defs}     # a wrapper may well be TeX programming itself
+    wrappers = _wrapper_names(every)
     if not wrappers:
         return preamble
-    wrapper_table = MacroTable({n: d for n, d in table.defs.items() if n in wrappers})
+    wrapper_table = MacroTable({n: d for n, d in every.items() if n in wrappers})
     pattern = wrapper_table.pattern()
-    state = _State(table, table.pattern(), limits.macro_depth, limits.macro_output_bytes)
+    combined = MacroTable({**table.defs, **wrapper_table.defs})
+    state = _State(combined, combined.pattern(), limits.macro_depth, limits.macro_output_bytes)
     out: list[str] = []
     pos = 0
     spans = [(d.start, d.end) for d in _iter_definitions(preamble)]

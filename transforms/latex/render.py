@@ -7,6 +7,7 @@ through one latex2text call. Any exception there falls back to a regex rendering
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import unicodedata
@@ -15,6 +16,7 @@ from typing import Optional
 from pylatexenc.latex2text import LatexNodes2Text
 
 from transforms.latex.model import Event
+from transforms.latex.scan import group, skip_spaces
 
 logging.getLogger("pylatexenc").setLevel(logging.CRITICAL)
 
@@ -40,6 +42,20 @@ _NEEDS_LATEX2TEXT_RE = re.compile(r"[\\{}~&#^_]|--|``|''")
 _FALLBACK_CS_RE = re.compile(r"\\[A-Za-z@]+\*?|\\.|[{}]")
 
 _converter = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
+
+# The prose commands the fast path renders itself, exactly as latex2text does (a test holds the two
+# equal); prose with anything else goes to latex2text.
+_STYLE_COMMANDS = frozenset({"emph", "textbf", "textit", "textsc", "textsl", "textnormal", "textrm",
+                             "textsf", "text", "underline"})
+_STYLE_COMMANDS = _STYLE_COMMANDS | {"index"}
+_SILENT_COMMANDS = frozenset({"noindent", "par", "newline", "medskip", "bigskip", "smallskip", "qedhere"})
+_LIST_ENVS = {"enumerate": "", "itemize": "", "description": "", "center": "\n"}
+_SYMBOL_COMMANDS = {"ldots": "\u2026", "dots": "\u2026"}
+_REF_COMMANDS = {"ref": "<ref>", "cref": "<ref>", "autoref": "<ref>", "Cref": "<Ref>", "eqref": "(<ref>)",
+                 "cite": "<cit.>", "label": "", "color": "", "vspace": "\n", "hspace": ""}
+_CONTROL_SYMBOLS = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", " ": " ", ",": " ", "\\": "\n"}
+_LIGATURES = {"---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", "~": " ", "{": "", "}": ""}
+_FAST_TOKEN_RE = re.compile(r"\\([A-Za-z]+)|\\(.)|(---|--|``|''|[{}~])|([\^_&#\\])", re.S)
 
 
 def normalize_space(text: str) -> str:
@@ -113,11 +129,85 @@ def fallback_text(latex: str) -> str:
     return _FALLBACK_CS_RE.sub(" ", latex).replace("~", " ")
 
 
-def render_text(latex: str, location: str = "") -> tuple[str, list[Event]]:
-    """(plain text, events): prose rendered, math verbatim between `$`, whitespace and NFC normalized."""
+def fast_prose(prose: str) -> Optional[str]:
+    """latex2text's rendering of prose that uses only the commands above; None for anything else."""
+    out: list[str] = []
+    pos = 0
+    n = len(prose)
+    while True:
+        m = _FAST_TOKEN_RE.search(prose, pos)
+        if not m:
+            break
+        out.append(prose[pos:m.start()])
+        pos = m.end()
+        word, symbol, ligature = m.group(1), m.group(2), m.group(3)
+        if ligature is not None:
+            out.append(_LIGATURES[ligature])
+            continue
+        if symbol is not None:
+            if symbol not in _CONTROL_SYMBOLS or (symbol == "\\" and prose.startswith("[", pos)):
+                return None
+            out.append(_CONTROL_SYMBOLS[symbol])
+            continue
+        if word is None or pos < n and prose[pos] == "*":
+            return None
+        pos = skip_spaces(prose, pos)              # TeX: spaces after a control word are skipped
+        if word in _STYLE_COMMANDS or word in _SILENT_COMMANDS:
+            continue
+        elif word in _SYMBOL_COMMANDS:
+            out.append(_SYMBOL_COMMANDS[word])
+        elif word == "item":
+            if prose.startswith("[", skip_spaces(prose, pos)):
+                return None
+            out.append("\n  * ")
+        elif word in ("begin", "end"):
+            got = group(prose, pos, 100) if prose.startswith("{", pos) else None
+            if got is None or got[0] not in _LIST_ENVS:
+                return None
+            pos = got[1]
+            if word == "begin" and prose.startswith("[", pos):
+                got = group(prose, pos, 500)
+                if got is None:
+                    return None
+                pos = got[1]
+            out.append(_LIST_ENVS[got[0]] if word == "end" or got[0] == "center" else "")
+        elif word in _REF_COMMANDS:
+            if word == "cite" and prose.startswith("[", pos):
+                got = group(prose, pos, 500)
+                if got is None:
+                    return None
+                pos = got[1]
+            if not prose.startswith("{", pos):
+                return None
+            got = group(prose, pos, 500)
+            if got is None:
+                return None
+            pos = got[1]
+            out.append(_REF_COMMANDS[word])
+        else:
+            return None
+    out.append(prose[pos:])
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _label_re(names: frozenset[str]) -> re.Pattern:
+    return re.compile(r"\\(?:" + "|".join(sorted(map(re.escape, names))) + r")(?![A-Za-z@])\s*\{[^{}]*\}")
+
+
+def render_text(latex: str, location: str = "", label_macros: frozenset[str] = frozenset()) -> tuple[str, list[Event]]:
+    """(plain text, events): prose rendered, math verbatim between `$`, whitespace and NFC normalized.
+
+    `label_macros` are author commands that set labels (`\\ollabel{...}`): dropped like `\\label`.
+    """
     events: list[Event] = []
+    if label_macros and "\\" in latex:
+        latex = _label_re(label_macros).sub("", latex)
     prose, maths = split_math(openlogic_readable(latex))
-    if _NEEDS_LATEX2TEXT_RE.search(prose):
+    fast = fast_prose(prose) if _NEEDS_LATEX2TEXT_RE.search(prose) else prose
+    if fast is not None:
+        prose = fast
+    else:
         try:
             prose = _converter.latex_to_text(prose)
         except Exception as exc:         # pylatexenc raises IndexError & co. on real input

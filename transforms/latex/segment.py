@@ -26,6 +26,8 @@ MAX_TITLE = 2000
 _SPACES_RE = re.compile(r"\s*")
 UNCLOSED = "unclosed-environment"
 AFTER_END = "after-end-document"
+AFTER_ENDINPUT = "after-endinput"
+_BEGIN_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,80})\}")
 
 
 @dataclasses.dataclass
@@ -299,12 +301,13 @@ class _Segmenter:
 
     def _count_after_end(self) -> None:
         """Statements written after \\end{document} are never typeset: listed, not extracted."""
-        if self.end >= len(self.text):
-            return
-        begin_re = re.compile(r"\\begin\s*\{([^{}\s]{1,80})\}")
-        for m in begin_re.finditer(self.text, self.end):
-            if m.group(1) in self.found.envs:
-                self.skipped.append((m.group(1), AFTER_END))
+        if self.end < len(self.text):
+            self.skipped.extend(unread_statements(self.text[self.end:], self.found, AFTER_END))
+
+
+def unread_statements(text: str, found: Discovery, reason: str) -> list[tuple[str, str]]:
+    """(env, reason) for each theorem-like \\begin in text that LaTeX never reads."""
+    return [(m.group(1), reason) for m in _BEGIN_RE.finditer(text) if m.group(1) in found.envs]
 
 
 def segment(text: str, found: Discovery, start: int = 0, end: Optional[int] = None) -> Segmentation:

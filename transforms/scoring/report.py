@@ -23,6 +23,22 @@ RADAR = "radar_category.png"
 HEATMAP = "heatmap_task_difficulty.png"
 LENGTH_PLOT = "accuracy_vs_length.png"
 _PNG_METADATA = {"Software": None}  # no version stamp: the same scores give the same bytes
+HOW_SCORED = """## How answers are scored
+
+No model judges anything. The answer is read from the response: the last JSON object with a
+`final_answer` key (fenced or not; single quotes and Python constants accepted), else a final
+`Final answer: VALUE` line, else a response that is one bare JSON value; reasoning inside
+`<think>` is ignored. Anything else, or a value of the wrong shape for the task's answer type,
+scores 0 on every measure with the reason kept in `parse_error`; so does a request that kept
+failing. The value is then canonicalized for its answer type (integral floats as ints, colours
+as R/B, undirected edges ordered), so formatting never costs credit.
+
+- **exact**: the canonical answers are equal.
+- **partial**: 1 - normalized Levenshtein distance between the canonical JSON texts.
+- **structural**: trees 1 - TED/(|pred| + |truth|) (Zhang-Shasha tree edit distance, clipped at
+  0; a binary node's side is part of its label); edge lists 1 - |E_pred sym.diff. E_true| /
+  (|E_pred| + |E_true|); lists 1 - normalized edit distance over elements; scalars: exact.
+"""
 
 
 def write_report(rows: Iterable[Mapping[str, Any]], out_dir: str | pathlib.Path, *,
@@ -44,7 +60,7 @@ def write_report(rows: Iterable[Mapping[str, Any]], out_dir: str | pathlib.Path,
               "(exact / partial / structural).", ""]
     for dimension in DIMENSIONS:
         lines += [f"## By {dimension}", ""] + _table(summarize(rows, (dimension,)), dimension) + [""]
-    lines += _errors(rows)
+    lines += _errors(rows) + ["", HOW_SCORED]
     path = out / "report.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path

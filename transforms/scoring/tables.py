@@ -84,7 +84,12 @@ def iter_prediction_file(path: str) -> Iterator[tuple[dict | None, dict | None]]
                     yield _validated_json_line(line, f"{path}:{number}")
         return
     model = model_of_path(path)
-    for index, row in enumerate(pq.read_table(path).to_pylist()):
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError) as exc:
+        yield None, {"location": path, "reason": f"unreadable Parquet: {exc}", "record": ""}
+        return
+    for index, row in enumerate(rows):
         row.setdefault("model", model)
         yield _validated(row, f"{path}#{index}")
 
@@ -107,15 +112,24 @@ def _validated(record: Mapping[str, Any], location: str) -> tuple[dict | None, d
     for field in ("instance_id", "model"):
         if not isinstance(record.get(field), str) or not record[field]:
             return reject(f"{field} must be a non-empty string")
-    trial = record.get("trial", 0)
-    if isinstance(trial, bool) or not isinstance(trial, (int, float, str)) or not str(trial).strip().isdigit():
+    trial = _trial_number(record.get("trial", 0))
+    if trial is None:
         return reject("trial must be a non-negative integer")
     response = record.get("response")
     if response is not None and not isinstance(response, str):
         return reject("response must be a string or null")
     prediction = {column: record.get(column) for column in PREDICTIONS.columns}
-    prediction["trial"] = int(str(trial).strip())
+    prediction["trial"] = trial
     return prediction, None
+
+
+def _trial_number(value: Any) -> int | None:
+    """0, 1, 2, ... from an int, an integral float or a digit string (a missing trial is 0)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().isdigit():
+        return None
+    return int(str(value).strip())
 
 
 def hive_values(path: str | pathlib.Path, table: Table) -> dict[str, Any]:
@@ -139,11 +153,23 @@ def read_partitioned_file(path: str, table: Table, columns: Sequence[str] | None
     return rows
 
 
+REQUIRED_INSTANCE_COLUMNS = ("instance_id", "answer", "answer_type")
+
+
 def instance_files(path: str | pathlib.Path) -> list[str]:
-    """The Parquet files of a release's instances table (the release directory or instances/)."""
+    """The Parquet files of a release's instances table (the release directory or instances/),
+    each checked to be readable and to hold the columns scoring needs."""
     files = sorted(str(p) for p in table_dir(path, INSTANCES).rglob("*.parquet"))
     if not files:
         raise InputError(f"{path}: the instances table has no Parquet files")
+    for file in files:
+        try:
+            names = pq.read_schema(file).names
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"{file}: not a readable Parquet file ({exc})") from None
+        missing = [c for c in REQUIRED_INSTANCE_COLUMNS if c not in names]
+        if missing:
+            raise InputError(f"{file}: instance file lacks columns {', '.join(missing)}")
     return files
 
 

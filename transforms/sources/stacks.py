@@ -21,6 +21,7 @@ PREAMBLE = "preamble.tex"
 TAGS_FILE = os.path.join("tags", "tags")
 _TAG_RE = re.compile(r"^[0-9A-Z]{4}$")
 _CHAPTER_REF_RE = re.compile(r"\\hyperref\s*\[([A-Za-z0-9\-]+)-section-phantom\]")
+_INCLUDE_RE = re.compile(r"\\(?:include|input)\s*\{\s*([A-Za-z0-9\-]+?)(?:\.tex)?\s*\}")
 _INPUTS_PREAMBLE_RE = re.compile(r"\\input\s*\{?\s*preamble(?:\.tex)?\s*\}?")
 
 
@@ -62,15 +63,19 @@ def _read_text(path: str) -> Optional[str]:
 
 
 def _chapter_names(checkout: str) -> list[str]:
-    """Top-level .tex files that input the preamble and have a document body: the chapters."""
-    names = []
+    """Top-level .tex files that input the preamble and have a document body: the chapters.
+
+    A file that includes other chapters (the whole-book `book.tex`) is not a chapter itself.
+    """
+    texts = {}
     for entry in sorted(os.listdir(checkout)):
         if not entry.endswith(".tex") or entry == PREAMBLE:
             continue
         text = _read_text(os.path.join(checkout, entry)) or ""
         if _INPUTS_PREAMBLE_RE.search(text) and "\\begin{document}" in text:
-            names.append(entry[:-4])
-    return names
+            texts[entry[:-4]] = text
+    return [name for name, text in texts.items()
+            if not any(m.group(1) in texts and m.group(1) != name for m in _INCLUDE_RE.finditer(text))]
 
 
 def _broken(checkout: str, error_class: str, message: str) -> Submission:

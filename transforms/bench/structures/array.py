@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from transforms.bench.registry import (VALUE_RANGE, PromptParts, SpecError, Task, check_int, int_field,
+from transforms.bench.registry import (VALUE_RANGE, PromptParts, SpecError, Task, int_field,
                                        int_list_field, register)
 
 DEFINITION = ("An array is a sequence of elements stored in contiguous positions; each element is addressed "

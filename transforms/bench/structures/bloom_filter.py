@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-from transforms.bench.registry import VALUE_RANGE, PromptParts, SpecError, Task, check_int, int_field, operations_field, register
+from transforms.bench.registry import VALUE_RANGE, PromptParts, Task, check_int, int_field, operations_field, register
 
 DEFINITION = ("A counting Bloom filter is an array of m counters with k hash functions: inserting a value increments "
               "the k counters its hashes select, deleting decrements them, and a value may be present only if all "

@@ -1,0 +1,130 @@
+"""Property tests: random and mutated LaTeX never makes an extractor entry point raise or hang.
+
+Mutations start from slices of ../shared/corpora when present (else from snippets written here):
+cut anywhere, with braces, brackets, `\\begin`/`\\end`, `%`, `$` and `\\input` spliced in. About
+2,300 examples per run in total.
+"""
+import pathlib
+import random
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from transforms.latex.comments import strip_comments
+from transforms.latex.decode import decode_tex
+from transforms.latex.extract import extract_submission, segment_only
+from transforms.latex.model import Limits
+from transforms.latex.render import fast_prose, normalize_space, render_text, _converter
+
+SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpora"
+SNIPPETS = [
+    r"\begin{theorem}[Title $x$]\label{t} Let $f\colon X\to Y$. \end{theorem}\begin{proof}Ok.\end{proof}",
+    r"\newtheorem{lem}[theorem]{Lemma}\newcommand{\R}[1][x]{\mathbb{R}^{#1}}\def\a#1#2{#2#1}",
+    r"\section{Intro}\subsection*{A}\setcounter{section}{3}\appendix\chapter{B}",
+    r"\begin{verbatim}\begin{theorem}\end{verbatim} \verb|\begin{lemma}| \iffalse x \fi % c",
+    r"$$a$$ \[b\] \(c\) \begin{align}x\\y\end{align} \$ \% {[}]",
+]
+LIMITS = Limits(timeout_s=2.0)
+TOKENS = ["{", "}", "[", "]", "$", "$$", "%", "\\", "\\begin{theorem}", "\\end{theorem}", "\\begin{proof}",
+          "\\end{proof}", "\\label{x}", "\\input{main}", "\\iffalse", "\\fi", "\\verb", "\n\n", "#1",
+          "\\newtheorem{", "\\section{", "\\begin{comment}", "\\def\\x#1{", "\\end{document}", "\\begin{document}"]
+
+
+def _corpus_slices(n=300, width=1500):
+    files = sorted(SHARED.glob("*/*/**/*.tex"))[:400] if SHARED.is_dir() else []
+    rng = random.Random(7)
+    slices = []
+    for path in rng.sample(files, min(len(files), 120)):
+        text = path.read_text("utf-8", "replace")
+        for _ in range(3):
+            start = rng.randrange(max(len(text) - width, 1))
+            slices.append(text[start:start + rng.randrange(50, width)])
+    return slices[:n] or SNIPPETS
+
+
+SOURCES = _corpus_slices() + SNIPPETS
+
+
+@st.composite
+def mutated_latex(draw):
+    text = draw(st.sampled_from(SOURCES))
+    for _ in range(draw(st.integers(0, 6))):
+        i = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["insert", "delete", "random"]))
+        if op == "insert":
+            text = text[:i] + draw(st.sampled_from(TOKENS)) + text[i:]
+        elif op == "delete":
+            text = text[:i] + text[i + draw(st.integers(1, 40)):]
+        else:
+            text = text[:i] + draw(st.text(max_size=12)) + text[i:]
+    return text
+
+
+def _document(body: str, preamble: str = "") -> bytes:
+    return ("\\documentclass{article}\\newtheorem{theorem}{Theorem}\\newtheorem{lemma}[theorem]{Lemma}"
+            + preamble + "\\begin{document}" + body + "\\end{document}").encode("utf-8", "surrogatepass")
+
+
+def _check(result, started):
+    assert time.monotonic() - started < LIMITS.timeout_s + 3
+    assert isinstance(result.statements, list)
+    for event in result.events:
+        assert event.stage and event.error_class
+    assert [s.ordinal for s in result.statements] == list(range(len(result.statements)))
+
+
+COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@settings(max_examples=700, **COMMON)
+@given(body=mutated_latex(), preamble=mutated_latex(), included=mutated_latex())
+def test_extract_submission_never_raises(body, preamble, included):
+    files = {"main.tex": _document(body + "\\input{part}", preamble[:400]), "part.tex": included.encode("utf-8", "replace")}
+    started = time.monotonic()
+    _check(extract_submission(files, limits=LIMITS), started)
+
+
+@settings(max_examples=600, **COMMON)
+@given(body=mutated_latex(), raw=st.binary(max_size=300))
+def test_segment_only_never_raises(body, raw):
+    started = time.monotonic()
+    _check(segment_only({"a.tex": _document(body), "b.tex": raw, "c/d.sty": raw}, limits=LIMITS), started)
+
+
+@settings(max_examples=500, **COMMON)
+@given(text=mutated_latex())
+def test_render_and_comments_never_raise(text):
+    rendered, events = render_text(text)
+    assert isinstance(rendered, str) and all(e.stage == "render" for e in events)
+    assert strip_comments(text).count("\n") == text.count("\n")
+
+
+@settings(max_examples=300, **COMMON)
+@given(data=st.binary(max_size=400))
+def test_decode_never_raises(data):
+    text, encoding = decode_tex(data)
+    assert isinstance(text, str) and encoding
+
+
+FAST_PIECES = ["word ", "two words", "\\emph{x}", "\\textbf{a b}", "\\cref{a:b}", "\\ref{x}", "\\cite[p.~3]{k}",
+               "\\label{l}", "~", "--", "---", "``q''", "\\%", "\\&", "\\_", "{g}", "\\ldots", "\\noindent ",
+               "\\begin{itemize}", "\\end{itemize}", "\\item ", "\\begin{enumerate}[(a)]", "\\end{enumerate}",
+               "\\textit{\\emph{n}}", ", ", ". ", "\\qedhere", "\\color{red}", "\\index{i}", "\\\\", "\\ "]
+
+
+@settings(max_examples=300, **COMMON)
+@given(pieces=st.lists(st.sampled_from(FAST_PIECES), max_size=12))
+def test_fast_prose_renders_exactly_like_latex2text(pieces):
+    prose = "".join(pieces)
+    fast = fast_prose(prose)
+    if fast is not None:
+        assert normalize_space(fast) == normalize_space(_converter.latex_to_text(prose))
+
+
+@pytest.mark.parametrize("size", [2_000_000])
+def test_pathological_single_line_input_finishes(size):
+    line = ("{[$\\begin{theorem}" * (size // 18))[:size]
+    started = time.monotonic()
+    result = extract_submission({"a.tex": _document(line)}, limits=Limits(timeout_s=10))
+    assert time.monotonic() - started < 15 and isinstance(result.events, list)

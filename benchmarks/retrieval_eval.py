@@ -79,7 +79,7 @@ def main() -> None:
         if unresolved:
             missing = [q.query for q in queries
                        if not searcher.con.execute("SELECT count(*) FROM search_corpus WHERE list_contains(?, label)",
-                                                   [list(q.labels)]).fetchone()[0]]
+                                                   [list(q.labels)]).fetchall()[0][0]]
             print(f"gold not extracted for: {missing}")
         if args.rerank:
             from retrieval.rerank import CrossEncoderReranker

@@ -10,6 +10,9 @@ deterministic name, so any runner and any number of workers give byte-identical 
 content hash is the sha256 of `instances.jsonl`: one canonical JSON record per line, ordered by
 (suite, instance_id). A generator that raises fails the run: a release with a missing instance
 would have the wrong counts, so nothing is moved into place.
+
+All I/O goes through Beam's `FileSystems`, so DIR may be a local path or any Beam filesystem URL
+(`gs://bucket/release` on Dataflow): workers write the part files, the launcher the rest.
 """
 from __future__ import annotations
 
@@ -17,12 +20,13 @@ import collections
 import hashlib
 import json
 import os
-import shutil
+import tempfile
 from typing import Any, Iterable, Sequence
 
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -35,6 +39,39 @@ SHARD_SIZE = 50
 ROWS_PER_FILE = 50_000
 STAGING = "_staging_bench"
 OUTPUTS = ("instances", "instances.jsonl", "hf", "manifest.json")
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    with FileSystems.create(path) as handle:
+        handle.write(data)
+
+
+def _read_bytes(path: str) -> bytes:
+    with FileSystems.open(path) as handle:
+        return handle.read()
+
+
+def _list(root: str) -> list[str]:
+    """Every file below `root`, sorted; empty when it does not exist."""
+    return sorted(m.path for m in FileSystems.match([FileSystems.join(root, "**")])[0].metadata_list)
+
+
+def _delete(path: str) -> None:
+    """Remove a file or a whole tree, if present. Object stores have no directories: a tree there
+    is the objects below its prefix."""
+    doomed = [path] if FileSystems.exists(path) else _list(path)
+    if doomed:
+        FileSystems.delete(doomed)
+
+
+def _move(source: str, target: str) -> None:
+    """Replace whatever is at `target` by the file or tree at `source`."""
+    _delete(target)
+    if FileSystems.exists(source):  # a file, or a directory on a filesystem that has them
+        FileSystems.rename([source], [target])
+    else:
+        files = _list(source)
+        FileSystems.rename(files, [target + path[len(source):] for path in files])
 
 
 def shards(cells: Iterable[Cell], size: int = SHARD_SIZE) -> list[tuple[str, str, str, int, int]]:
@@ -59,7 +96,7 @@ class BuildInstances(beam.DoFn):
 
 
 def partition_dir(root: str, suite: str, category: str) -> str:
-    return os.path.join(root, INSTANCES.name, f"suite={suite}", f"category={category}")
+    return FileSystems.join(root, INSTANCES.name, f"suite={suite}", f"category={category}")
 
 
 def write_partition(item, root: str) -> tuple[str, str, int]:
@@ -67,10 +104,10 @@ def write_partition(item, root: str) -> tuple[str, str, int]:
     (suite, category), rows = item
     rows = sorted(rows, key=lambda r: r["instance_id"])
     directory = partition_dir(root, suite, category)
-    os.makedirs(directory, exist_ok=True)
     for number, start in enumerate(range(0, len(rows), ROWS_PER_FILE)):
         table = INSTANCES.to_arrow(rows[start:start + ROWS_PER_FILE])
-        pq.write_table(table, os.path.join(directory, f"part-{number:05d}.parquet"))
+        with FileSystems.create(FileSystems.join(directory, f"part-{number:05d}.parquet")) as handle:
+            pq.write_table(table, handle)
     return suite, category, len(rows)
 
 
@@ -94,13 +131,12 @@ class GenerateRelease(beam.PTransform):
 def read_rows(root: str) -> list[dict]:
     """All staged rows with their partition columns, ordered by (suite, instance_id)."""
     rows = []
-    base = os.path.join(root, INSTANCES.name)
-    for suite_dir in sorted(os.listdir(base)) if os.path.isdir(base) else []:
-        for category_dir in sorted(os.listdir(os.path.join(base, suite_dir))):
-            directory = os.path.join(base, suite_dir, category_dir)
-            extra = {"suite": suite_dir.split("=", 1)[1], "category": category_dir.split("=", 1)[1]}
-            for name in sorted(os.listdir(directory)):
-                rows.extend({**r, **extra} for r in pq.read_table(os.path.join(directory, name)).to_pylist())
+    base = FileSystems.join(root, INSTANCES.name)
+    for path in _list(base):
+        suite_dir, category_dir, _ = path[len(base):].strip("/").split("/")
+        extra = {"suite": suite_dir.split("=", 1)[1], "category": category_dir.split("=", 1)[1]}
+        table = pq.read_table(pa.BufferReader(_read_bytes(path)))
+        rows.extend({**r, **extra} for r in table.to_pylist())
     suite_order = {s: i for i, s in enumerate(SUITES)}
     rows.sort(key=lambda r: (suite_order[r["suite"]], r["instance_id"]))
     return [{name: r[name] for name in INSTANCES.columns} for r in rows]
@@ -109,7 +145,7 @@ def read_rows(root: str) -> list[dict]:
 def write_jsonl(rows: list[dict], path: str) -> str:
     """instances.jsonl; returns its sha256, the release's content hash."""
     digest = hashlib.sha256()
-    with open(path, "wb") as handle:
+    with FileSystems.create(path) as handle:
         for row in rows:
             line = (canonical_json(row) + "\n").encode()
             digest.update(line)
@@ -146,7 +182,9 @@ def summary(rows: list[dict], seed: int, per_cell: int, suites: Sequence[str], c
 
 
 def write_hf(rows: list[dict], directory: str, manifest: dict) -> None:
-    """A DatasetDict with one split per suite (save_to_disk) and its dataset card."""
+    """A DatasetDict with one split per suite and its dataset card. `save_to_disk` only reaches
+    remote storage through fsspec, so it saves to a local temporary directory whose files are then
+    copied into `directory` through FileSystems."""
     import datasets
 
     datasets.disable_progress_bars()
@@ -158,9 +196,11 @@ def write_hf(rows: list[dict], directory: str, manifest: dict) -> None:
         splits[suite] = datasets.Dataset(datasets.table.InMemoryTable(table),
                                          info=datasets.DatasetInfo(features=features, description=INSTANCES.description),
                                          split=datasets.NamedSplit(suite), fingerprint=fingerprint)
-    datasets.DatasetDict(splits).save_to_disk(directory)
-    with open(os.path.join(directory, "README.md"), "w") as handle:
-        handle.write(dataset_card(manifest))
+    with tempfile.TemporaryDirectory() as local:
+        datasets.DatasetDict(splits).save_to_disk(local)
+        for path in _list(local):
+            _write_bytes(FileSystems.join(directory, os.path.relpath(path, local)), _read_bytes(path))
+    _write_bytes(FileSystems.join(directory, "README.md"), dataset_card(manifest).encode())
 
 
 def dataset_card(manifest: dict) -> str:
@@ -200,35 +240,24 @@ the stepwise prompt with the full description; `prompt_parts` renders any other 
 """
 
 
-def _replace(source: str, target: str) -> None:
-    if os.path.isdir(target):
-        shutil.rmtree(target)
-    elif os.path.exists(target):
-        os.remove(target)
-    os.replace(source, target)
-
-
 def run(output: str, seed: int = 0, per_cell: int = DEFAULT_PER_CELL, suites: Sequence[str] = SUITES,
         beam_args: Sequence[str] = ()) -> dict[str, Any]:
     """Build the release into `output`; returns the manifest."""
     cells = release_cells(tuple(suites), per_cell)
-    staging = os.path.join(output, STAGING)
-    if os.path.exists(staging):
-        shutil.rmtree(staging)
-    os.makedirs(staging)
+    staging = FileSystems.join(output, STAGING)
+    _delete(staging)
     with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
         _ = pipeline | "Release" >> GenerateRelease(cells, seed, staging)
     rows = read_rows(staging)
     expected = sum(c.count for c in cells)
     if len(rows) != expected:
         raise RuntimeError(f"built {len(rows)} instances, expected {expected}; nothing was moved into place")
-    content_hash = write_jsonl(rows, os.path.join(staging, "instances.jsonl"))
+    content_hash = write_jsonl(rows, FileSystems.join(staging, "instances.jsonl"))
     manifest = summary(rows, seed, per_cell, suites, content_hash)
-    write_hf(rows, os.path.join(staging, "hf"), manifest)
-    with open(os.path.join(staging, "manifest.json"), "w") as handle:
-        json.dump(manifest, handle, indent=2, sort_keys=True)
-        handle.write("\n")
+    write_hf(rows, FileSystems.join(staging, "hf"), manifest)
+    _write_bytes(FileSystems.join(staging, "manifest.json"),
+                 (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
     for name in OUTPUTS:
-        _replace(os.path.join(staging, name), os.path.join(output, name))
-    shutil.rmtree(staging)
+        _move(FileSystems.join(staging, name), FileSystems.join(output, name))
+    _delete(staging)
     return manifest

@@ -174,7 +174,22 @@ def stage_configs(options: PipelineOptions, output: str, embed_model: Optional[s
         from transforms.embed import EmbedConfig
 
         embed = EmbedConfig.from_options(options)
+        if not getattr(embed, "enabled", True):
+            embed = None
     return describe, embed
+
+
+def describe_totals(output: str, result) -> dict:
+    """The describer's manifest figures: what the committed table holds, and what this run paid."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from transforms.describe import summarize, totals_from_metrics
+
+    rows = staging.read_columns(staging.list_files(FileSystems.join(output, "theorems")),
+                                ["description", "description_input_tokens", "description_output_tokens"])
+    failures = [f for f in staging.read_columns(staging.list_files(FileSystems.join(output, "failures")),
+                                                ["stage", "error_class"]) if f["stage"] == "describe"]
+    return {**summarize(rows, failures), **totals_from_metrics(result)}
 
 
 def count_submissions(inputs: list[str], store: arxiv.BundleStore) -> Optional[int]:
@@ -215,7 +230,6 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
     """Run the job, check the accounting, commit, and return the manifest written."""
     started = time.monotonic()
     previous = manifests.read_manifest(config.output)
-    describer = config.describe.manifest() if config.describe is not None else None
     embedding = config.embed.manifest() if config.embed is not None else None
     check_embedding_compatible(previous, embedding)
     staging.clear_staging(config.output)
@@ -231,6 +245,8 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
     per_group = staging.check_accounting(config.output, accounting)
     commit_stats = staging.commit(config.output, per_group)
     committed = time.monotonic()
+    describer = (config.describe.manifest(describe_totals(config.output, result))
+                 if config.describe is not None else None)
     manifest = manifests.build_manifest(
         config.output, inputs=list(config.inputs), accounting=per_group, options=recorded_options,
         durations={"pipeline": ran - started, "commit": committed - ran, "total": time.monotonic() - started},

@@ -19,6 +19,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import INSTANCES, SCORES
+from transforms.scoring.diagnostics import summarize
 from transforms.scoring.report import write_report
 from transforms.scoring.score import GroundTruthError, INSTANCE_COLUMNS, canonical_truth, score_prediction
 from transforms.scoring.tables import (INSTANCE_READ_COLUMNS, instance_files, iter_prediction_file,
@@ -33,7 +34,24 @@ class ScoreJoined(beam.DoFn):
 
     REJECTED = "rejected"
 
+    def __init__(self):
+        super().__init__()
+        self.counters = {name: beam.metrics.Metrics.counter("eval_bench", name)
+                         for name in ("scored", "unparsed", "request_failed", "orphan", "bad_ground_truth")}
+
     def process(self, element):
+        for row in self._rows(element):
+            if isinstance(row, beam.pvalue.TaggedOutput):
+                self.counters["orphan"].inc()
+            elif row["exact"] is None:
+                self.counters["bad_ground_truth"].inc()
+            elif (row["parse_error"] or "").startswith("request failed"):
+                self.counters["request_failed"].inc()
+            else:
+                self.counters["unparsed" if row["parse_error"] else "scored"].inc()
+            yield row
+
+    def _rows(self, element):
         instance_id, joined = element
         predictions = list(joined["prediction"])
         if not predictions:
@@ -141,4 +159,4 @@ def run(instances: str, predictions: str, output: str, beam_args: Sequence[str] 
                         + (f" (see `{REJECTED_FILE}`)." if rejected else "."))
     report = write_report(rows, out, title=title, notes=report_notes)
     return {"scored": len(rows), "rejected": rejected, "report": str(report),
-            "models": sorted({r["model"] for r in rows})}
+            "models": sorted({r["model"] for r in rows}), "overall": summarize(rows)}

@@ -61,6 +61,7 @@ class RunConfig:
     timeout_s: float = 120.0
     max_attempts: int = 5
     initial_backoff_s: float = 0.5
+    seed: Optional[int] = None                # sent as `seed` = seed + trial, so sampled trials replay
 
     def __post_init__(self):
         if self.prompt_mode not in prompts.MODES:
@@ -149,7 +150,7 @@ def ask(client: ChatClient, policy: RetryPolicy, limiter: RateLimiter, request: 
         limiter.acquire()
         row["attempts"] += 1
         started = time.monotonic()
-        result = client.complete(messages)
+        result = client.complete(messages, extra=None if config.seed is None else {"seed": config.seed + row["trial"]})
         row["latency_s"] = round(time.monotonic() - started, 6)
         return result
 
@@ -186,6 +187,7 @@ class QueryModel(beam.DoFn):
     """Keeps up to `concurrency` requests in flight; emits and flushes rows as they finish."""
 
     def __init__(self, config: RunConfig, output: str):
+        super().__init__()
         self.config, self.output = config, output
         self.answered = beam.metrics.Metrics.counter("run_bench", "answered")
         self.failed = beam.metrics.Metrics.counter("run_bench", "failed")

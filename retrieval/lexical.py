@@ -59,7 +59,7 @@ def build_index(con: duckdb.DuckDBPyConnection, corpus: str = "search_corpus") -
 
 def query_tokens(con: duckdb.DuckDBPyConnection, text: str) -> list[str]:
     """The query's tokens, as the index sees them."""
-    row = con.execute(f"SELECT {tokens_sql('$q')}", {"q": text, "stopwords": STOPWORDS}).fetchone()
+    row = con.execute(f"SELECT {tokens_sql('$q')}", {"q": text, "stopwords": STOPWORDS}).fetchall()[0]
     return list(dict.fromkeys(row[0] or []))
 
 

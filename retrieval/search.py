@@ -82,7 +82,7 @@ def materialize(con: duckdb.DuckDBPyConnection) -> int:
                          p.title) AS lexical_text
         FROM theorems t LEFT JOIN p USING (paper_id)
     """)
-    return con.execute("SELECT count(*) FROM search_corpus").fetchone()[0]
+    return con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]
 
 
 def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
@@ -134,7 +134,7 @@ class Searcher:
         if self.query_model and resolve_model_path(self.query_model) != resolve_model_path(info.model):
             raise UsageError(f"query model {self.query_model!r} differs from the corpus's model {info.model!r}: "
                              "its vectors would not be comparable")
-        has_vectors = self.con.execute(f"SELECT count({self.column}) FROM search_corpus").fetchone()[0]
+        has_vectors = self.con.execute(f"SELECT count({self.column}) FROM search_corpus").fetchall()[0][0]
         if self.size and not has_vectors:
             raise UsageError(f"no stored vectors in column {self.column!r} for the {self.representation!r} representation")
         try:

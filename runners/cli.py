@@ -29,30 +29,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only `command`'s module is imported (pipeline modules pull in heavy libraries)."""
     parser = _Parser(
         prog="thmforge",
         description="Theorem corpora from mathematical LaTeX, and data-structure reasoning benchmarks, as Apache Beam pipelines.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, (module_name, help_text, _) in COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:  # TEMPORARY while commands are being written
-            if exc.name != module_name:
-                raise
-            continue
-        p = sub.add_parser(name, help=help_text, description=(module.__doc__ or help_text).strip(),
+    for name, (module_name, help_text, passes_beam) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        module.add_arguments(p)
-        p.set_defaults(_module=module, _passes_beam=COMMANDS[name][2])
+        if name == command:
+            module = importlib.import_module(module_name)
+            p.description = (module.__doc__ or help_text).strip()
+            module.add_arguments(p)
+            p.set_defaults(_module=module, _passes_beam=passes_beam)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args, unknown = parser.parse_known_args(argv)
     if unknown and not args._passes_beam:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")

@@ -35,6 +35,10 @@ def run(args, beam_args) -> int:
         raise UsageError(str(exc)) from None
     print(f"scored {result['scored']} predictions of {len(result['models'])} model(s); "
           f"rejected {result['rejected']}; report: {result['report']}")
+    for stats in result["overall"]:
+        print(f"  {stats.model}: exact {stats.mean['exact']:.3f} ± {stats.std['exact']:.3f}, "
+              f"partial {stats.mean['partial']:.3f}, structural {stats.mean['structural']:.3f} "
+              f"({stats.predictions} predictions, {stats.trials} trial(s))")
     if result["rejected"]:
         print(f"warning: {result['rejected']} prediction records were rejected; see "
               f"{args.output}/{eval_bench.REJECTED_FILE}", file=sys.stderr)

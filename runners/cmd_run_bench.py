@@ -30,6 +30,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--temperature", type=float, default=None)
     parser.add_argument("--max-tokens", type=int, default=None)
     parser.add_argument("--reasoning-effort", default=None, help="sent as reasoning_effort (e.g. low, medium, high)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="send seed = SEED + trial with each request (endpoints that support it replay samples)")
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight per worker (default 4)")
     parser.add_argument("--rate-limit", type=float, default=None, metavar="RPS",
                         help="at most this many request starts per second per worker")
@@ -49,7 +51,7 @@ def run(args, beam_args) -> int:
             prompt_mode=run_bench.normalize_mode(args.prompt_mode), description=args.description,
             temperature=args.temperature, max_tokens=args.max_tokens, reasoning_effort=args.reasoning_effort,
             concurrency=args.concurrency, rate_limit=args.rate_limit, timeout_s=args.timeout,
-            max_attempts=args.max_attempts, initial_backoff_s=args.backoff)
+            max_attempts=args.max_attempts, initial_backoff_s=args.backoff, seed=args.seed)
         result = run_bench.run(args.instances, args.output, config, apply_preset(args.preset, beam_args))
     except (InputError, run_bench.RunBenchError) as exc:
         raise UsageError(str(exc)) from None

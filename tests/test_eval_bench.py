@@ -1,10 +1,8 @@
 """eval-bench end to end: oracle answers spelled differently score 1.0 on every instance of every task."""
 import json
-import pathlib
 import struct
 
 import duckdb
-import pyarrow.parquet as pq
 import pytest
 
 from runners.cli import main

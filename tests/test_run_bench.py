@@ -10,10 +10,9 @@ from benchmarks.chat_server import ChatServer, FaultPlan
 from benchmarks.heuristic_policy import respond
 from pipelines.run_bench import RateLimiter, RunBenchError, RunConfig, answered_keys, write_chunk
 from runners.cli import main
-from schemas import PREDICTIONS
 from test_eval_bench import release_rows
-from transforms.scoring.tables import write_instances
 from transforms.bench import prompts
+from transforms.scoring.tables import write_instances
 
 MODEL = "loopback/heuristic"
 
@@ -95,8 +94,11 @@ def test_concurrency_is_bounded_and_prompt_mode_is_rendered(small_release, tmp_p
         return respond(body)
 
     with ChatServer(respond=slow_respond) as server:
-        assert run_bench(release, tmp_path / "run", server, "--prompt-mode", "answer-only", "--concurrency", "3") == 0
+        assert run_bench(release, tmp_path / "run", server, "--prompt-mode", "answer-only", "--concurrency", "3",
+                         "--seed", "10", "--temperature", "0.7", "--max-tokens", "64", "--reasoning-effort", "low") == 0
         sent = [b["messages"][0]["content"] for b in server.requests]
+        options = {(b["seed"], b["temperature"], b["max_tokens"], b["reasoning_effort"]) for b in server.requests}
+    assert options == {(10, 0.7, 64, "low"), (11, 0.7, 64, "low")}
     assert 2 <= state["max"] <= 3
     expected = [prompts.render(json.loads(r["prompt_parts"]), "answer-only") for r in rows]
     assert sorted(sent) == sorted(expected * 2)

@@ -109,3 +109,11 @@ def test_requested_main_file_is_used():
     files = {"a.tex": b"\\documentclass{article}\\begin{document}\\begin{lemma}A\\end{lemma}\\end{document}",
              "b.tex": b"\\documentclass{article}\\begin{document}\\begin{lemma}B\\end{lemma}\\end{document}"}
     assert [s.statement_text for s in extract_submission(files, main_file="b.tex").statements] == ["B"]
+
+
+def test_member_paths_normalized_and_resource_forks_ignored():
+    files = {"./paper.tex": b"\\documentclass{article}\\begin{document}\\input{./sec/a}\\end{document}",
+             "./sec/a.tex": b"\\begin{lemma}L\\end{lemma}", "./._paper.tex": b"\x00\x05\x16\x07Mac OS X"}
+    result = extract_submission(files)
+    assert result.main_file == "paper.tex" and result.events == []
+    assert [(s.file, s.statement_text) for s in result.statements] == [("sec/a.tex", "L")]

@@ -77,3 +77,26 @@ def test_local_package_inlined_and_path_macros_expanded():
 
 def test_endinput_stops_the_file():
     assert "after" not in _flatten({"main.tex": "a\\input{b}", "b.tex": "b\\endinput after"}).text
+
+
+def test_endinput_inside_a_macro_body_and_include_being_defined_are_not_run():
+    files = {"main.tex": "\\input{p.sty}AFTER", "p.sty": "\\newcommand*{\\hook}[1]{\n\\endinput\n}\nKEPT"
+             "\\DeclareDocumentCommand \\olimport { s o m o }{\\subfile{#3}}"}
+    flat = _flatten(files)
+    assert "KEPT" in flat.text and "AFTER" in flat.text and flat.ignored == [] and flat.events == []
+
+
+def test_statements_after_endinput_are_remembered():
+    flat = _flatten({"main.tex": "a\\input{b}", "b.tex": "b\\endinput\\begin{lemma}x\\end{lemma}"})
+    assert flat.ignored == [("b.tex", "\\begin{lemma}x\\end{lemma}")]
+
+
+def test_a_local_package_is_loaded_once():
+    flat = _flatten({"main.tex": "\\usepackage{p}\\RequirePackage{p}\\input{q}", "p.sty": "PKG",
+                     "q.tex": "\\usepackage[opt]{p}"})
+    assert flat.text.count("PKG") == 1
+
+
+def test_a_root_that_sets_options_and_inputs_the_document_wins():
+    texts = {"main.tex": DOC, "online.tex": "\\input{opt-letter}\n\\input{main}", "opt-letter.tex": "\\def\\x{}"}
+    assert find_main_file(texts) == "online.tex"

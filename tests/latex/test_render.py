@@ -40,3 +40,8 @@ def test_pylatexenc_failure_falls_back_and_is_recorded():
 def test_real_pylatexenc_on_broken_input_never_raises(latex):
     text, _ = render_text(latex)
     assert isinstance(text, str)
+
+
+def test_drawings_are_left_out_of_the_text():
+    assert render_text(r"Consider \begin{tikzpicture}\draw (0,0) -- (1,1);\end{tikzpicture} this.")[0] == \
+        "Consider this."

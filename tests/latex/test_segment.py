@@ -96,3 +96,10 @@ def test_tcolorbox_theorem_title_and_label():
 def test_equation_rows_counted_for_shared_counters():
     seg = _seg(r"\begin{align}a\\b\nonumber\\c\end{align}")
     assert [(e.type, e.arg) for e in seg.doc_events] == [("begin_env", 2)]
+
+
+def test_solution_inside_an_exercise_is_cut_and_kept_as_its_proof():
+    pre = PREAMBLE + r"\newtheorem{exercise}{Exercise}"
+    (s,) = _seg(r"\begin{exercise}Show $x$.\begin{solution}Because $y$.\end{solution}\end{exercise}"
+                r"\begin{solution}outside a statement: ordinary text\end{solution}", pre).statements
+    assert (s.body, s.proof) == ("Show $x$.", "Because $y$.")

@@ -178,3 +178,35 @@ def test_snippet_cuts_at_a_word():
     cut = snippet(text, 50)
     assert len(cut) <= 52 and cut.endswith(" …") and not cut[:-2].endswith(" ")
     assert snippet("  short\n text ") == "short text"
+
+
+def test_sign_words_pack_the_signs():
+    import numpy as np
+
+    from retrieval.approx import sign_words
+
+    vectors = np.array([[0.5, -1.0, 2.0] + [-1.0] * 62 + [3.0], [-1.0] * 66], dtype=np.float32)
+    words = sign_words(vectors)
+    assert words.shape == (2, 2) and words.dtype == np.uint64
+    assert words[0].tolist() == [0b101, 0b10] and words[1].tolist() == [0, 0]
+
+
+def test_recall_at_k():
+    from retrieval.approx import recall_at_k
+
+    assert recall_at_k([[1, 2, 3], [4, 5, 6]], [[3, 2, 9], [4, 5, 6]], 3) == pytest.approx((2 / 3 + 1) / 2)
+
+
+def test_approximate_search_rescores_a_sign_bit_shortlist(corpus_dir):
+    exact = Searcher(open_catalog(str(corpus_dir)))
+    whole = Searcher(open_catalog(str(corpus_dir)), approximate=len(STATEMENTS))
+    small = Searcher(open_catalog(str(corpus_dir)), approximate=4)
+    for query in ("closed and bounded subsets of euclidean space", "normal subgroups and kernels"):
+        expected = [(h.theorem_id, h.score) for h in exact.search(query, k=5)]
+        assert [(h.theorem_id, h.score) for h in whole.search(query, k=5)] == expected
+        shortlisted = small.search(query, k=3)
+        assert len(shortlisted) == 3
+        scores = dict(expected + [(h.theorem_id, h.score) for h in exact.search(query, k=len(STATEMENTS))])
+        assert all(h.score == pytest.approx(scores[h.theorem_id]) for h in shortlisted)   # exact re-scoring
+    lemmas = small.search("compact", k=3, filters=make_filters(kinds=["lemma"]))
+    assert lemmas and all(h.kind == "lemma" for h in lemmas)

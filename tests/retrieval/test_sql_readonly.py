@@ -50,7 +50,7 @@ def test_queries_are_allowed(con, sql):
 def test_everything_else_is_refused_before_running(con, sql):
     with pytest.raises(UsageError, match="read-only"):
         query_statements(con, sql)
-    assert con.execute("SELECT count(*) FROM theorems").fetchone()[0] == 15
+    assert con.execute("SELECT count(*) FROM theorems").fetchall()[0][0] == 15
 
 
 def test_files_outside_the_directory_cannot_be_read(con):
@@ -73,6 +73,6 @@ def test_syntax_errors_are_usage_errors(con):
 def test_views_cover_corpus_tables_only_when_others_are_absent(corpus_dir):
     catalog = open_catalog(str(corpus_dir))
     assert catalog.views == ["papers", "theorems", "failures"]
-    assert catalog.con.execute("SELECT count(*) FROM failures").fetchone()[0] == 0
-    dims = catalog.con.execute("SELECT array_length(embedding) FROM theorems LIMIT 1").fetchone()[0]
+    assert catalog.con.execute("SELECT count(*) FROM failures").fetchall()[0][0] == 0
+    dims = catalog.con.execute("SELECT array_length(embedding) FROM theorems LIMIT 1").fetchall()[0][0]
     assert dims == 384

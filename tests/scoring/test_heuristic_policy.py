@@ -1,7 +1,7 @@
 """The heuristic policy answers as its docstring states (the example report relies on it)."""
 import json
 
-from benchmarks.heuristic_policy import STYLES, heuristic_answer, respond
+from benchmarks.heuristic_policy import heuristic_answer, respond
 from transforms.bench.instances import build_instance
 from transforms.bench.registry import get_task
 from transforms.scoring.parse import extract_answer
@@ -33,4 +33,4 @@ def test_responses_parse_back_to_the_answer_except_the_refusals():
             assert json.dumps(extraction.value) == json.dumps(heuristic_answer(prompt))
         else:
             refusals += 1
-    assert refusals < len(prompts) / 3 and STYLES == 12
+    assert refusals < len(prompts) / 4

@@ -128,3 +128,13 @@ def test_symmetry_book_compiles_with_its_macros_format(shared_corpora):
     numbered = [s for s in result.statements if s.number]
     assert len(numbered) > 0.8 * len(result.statements)
     assert all(s.number.split(".")[0].isdigit() or s.number[0].isalpha() for s in numbered)
+
+
+@pytest.mark.shared
+def test_extraction_report_accounts_for_every_declared_begin(shared_corpora, capsys):
+    import benchmarks.extraction_report as report
+
+    assert report.main(["--corpora", str(shared_corpora), "--only", "pfr-blueprint"]) == 0
+    out = capsys.readouterr().out
+    assert "== papers/pfr-blueprint" in out
+    assert "unaccounted 0" in out and "FAILED" not in out

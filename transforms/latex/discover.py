@@ -30,6 +30,9 @@ DEFAULT_VERBATIM_ENVS = frozenset({
 # Comment-like environments that authors put inside statements (the Stacks Project's slogans...).
 DEFAULT_STATEMENT_COMMENT_ENVS = frozenset({"slogan", "reference", "history"})
 DEFAULT_PROOF_ENVS = frozenset({"proof", "proof*"})
+# Solutions written inside exercises (the answers package moves them to the end of the book): cut from
+# the statement body and kept as its proof.
+DEFAULT_SOLUTION_ENVS = frozenset({"solution", "sol", "soln", "answer"})
 
 _DECL_RE = re.compile(
     r"\\(newtheorem|renewtheorem|spnewtheorem|declaretheorem|newmdtheoremenv|newtcbtheorem|"
@@ -56,6 +59,7 @@ class Discovery:
     proof_envs: set[str] = dataclasses.field(default_factory=lambda: set(DEFAULT_PROOF_ENVS))
     verbatim_envs: set[str] = dataclasses.field(default_factory=lambda: set(DEFAULT_VERBATIM_ENVS))
     comment_envs: set[str] = dataclasses.field(default_factory=lambda: set(DEFAULT_STATEMENT_COMMENT_ENVS))
+    solution_envs: set[str] = dataclasses.field(default_factory=lambda: set(DEFAULT_SOLUTION_ENVS))
     label_macros: set[str] = dataclasses.field(default_factory=lambda: {"label"})
     tcb_label_prefix: dict[str, str] = dataclasses.field(default_factory=dict)  # tcolorbox: env -> prefix
     equation_aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # wrapper -> equation env
@@ -226,6 +230,7 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
                 else:
                     found.envs[spec.name] = spec
                     found.comment_envs.discard(spec.name)
+                    found.solution_envs.discard(spec.name)
     _resolve_wrappers(found, wrappers)
     for m in _USED_ENV_RE.finditer(body):
         name = m.group(1)

@@ -92,6 +92,8 @@ class _Run:
             raise _Timeout(self.stage)
 
     def _readable_names(self) -> list[str]:
+        """Paths as LaTeX resolves them ("./a.tex" is "a.tex"), within the file-count and size limits."""
+        self.files = {_normalized(name): data for name, data in sorted(self.files.items(), reverse=True)}
         names = sorted(self.files)
         if len(names) > self.limits.max_files:
             self.events.append(Event("read", "too-many-files",
@@ -128,6 +130,8 @@ class _Run:
         out = {}
         for name in self.names:
             base = posixpath.basename(name)
+            if base.startswith("._"):           # macOS resource forks that tar copies along
+                continue
             if is_tex_name(name) or ("." not in base and len(self.names) <= 3):
                 text = self.text(name)
                 if text is not None:
@@ -137,6 +141,11 @@ class _Run:
     def encoding(self, used: list[str]) -> Optional[str]:
         found = [self.encodings[n] for n in used if n in self.encodings]
         return next((e for e in found if e != "utf-8"), found[0] if found else None)
+
+
+def _normalized(name: str) -> str:
+    path = posixpath.normpath(name.replace("\\", "/"))
+    return path[2:] if path.startswith("./") else path
 
 
 def _failure(run: _Run, stage: str, error_class: str, message: str) -> ExtractionResult:
@@ -200,6 +209,7 @@ def document_preamble(text: str) -> str:
 def _main_file(run: _Run, main_file: Optional[str]) -> Optional[str]:
     run.stage = "mainfile"
     if main_file is not None:
+        main_file = _normalized(main_file)
         if main_file in run.files and run.text(main_file) is not None:
             return main_file
         run.events.append(Event("mainfile", "main-file-unreadable",
@@ -224,12 +234,11 @@ def _numbers(doc: _Document, run: _Run) -> dict[int, str]:
 def _introduction(doc: _Document) -> Optional[str]:
     """Plain text of the section titled like an introduction (first ~4000 characters)."""
     sections = doc.seg.sections
-    for i, (offset, level, title) in enumerate(sections):
+    for i, (_, level, title, start) in enumerate(sections):
         if level <= 1 and _INTRO_RE.search(title):
-            end = next((o for o, lvl, _ in sections[i + 1:] if lvl <= level), doc.body_end)
-            start = doc.flat.text.find("}", offset, offset + 2000) + 1 or offset
+            end = next((o for o, lvl, _, _ in sections[i + 1:] if lvl <= level), doc.body_end)
             raw = doc.flat.text[start:min(end, start + 3 * INTRODUCTION_CHARS)]
-            text, _ = render_text(raw)
+            text, _ = render_text(doc.macros.expand(raw)[0], label_macros=frozenset(doc.found.label_macros))
             return text[:INTRODUCTION_CHARS] or None
     return None
 

@@ -24,6 +24,9 @@ _TWO_ARG = {"import", "subimport", "inputfrom", "includefrom", "subinputfrom", "
 _PACKAGE_COMMANDS = {"usepackage", "RequirePackage", "documentclass"}
 _RELATIVE_TO_CURRENT = {"subimport", "subinputfrom", "subincludefrom", "olimport", "subfile"}
 _BARE_NAME_RE = re.compile(r"[^\s{}\\%]+")
+_BEING_DEFINED_RE = re.compile(
+    r"\\(?:DeclareDocumentCommand|NewDocumentCommand|newcommand|renewcommand|providecommand|def|let)"
+    r"\*?\s*\{?\s*\Z")
 _BEGIN_DOC = "\\begin{document}"
 _END_DOC = "\\end{document}"
 
@@ -108,6 +111,12 @@ class _Resolver:
         return None
 
 
+def _brace_delta(text: str, start: int, end: int) -> int:
+    """Net brace depth change over text[start:end] (escaped braces do not count)."""
+    return (text.count("{", start, end) - text.count("\\{", start, end)
+            - text.count("}", start, end) + text.count("\\}", start, end))
+
+
 def document_body_span(text: str) -> tuple[int, int]:
     """(start, end) of the body between \\begin{document} and \\end{document}; whole text if none."""
     b = text.find(_BEGIN_DOC)
@@ -129,6 +138,7 @@ class _Flattener:
         self.events: list[Event] = []
         self.files_used: list[str] = []
         self.ignored: list[tuple[str, str]] = []
+        self.packages: set[str] = set()
         self.stopped = False
 
     def _emit(self, piece: str, file: str, line: int) -> None:
@@ -157,14 +167,25 @@ class _Flattener:
             line = 1 + text.count("\n", 0, start)
         current_dir = posixpath.dirname(path)
         pos = start
+        braces = 0                                  # \endinput inside a macro body is not run
         while pos < end and not self.stopped:
             m = _INCLUDE_RE.search(text, pos, end)
             if not m:
                 break
             command, star = m.group(1), m.group(2)
+            braces += _brace_delta(text, pos, m.start())
+            if _BEING_DEFINED_RE.search(text, max(pos, m.start() - 60), m.start()):
+                self._emit(text[pos:m.end()], path, line)      # \newcommand{\input}..., not a use
+                line += text.count("\n", pos, m.end())
+                pos = m.end()
+                continue
             self._emit(text[pos:m.start()], path, line)
             line += text.count("\n", pos, m.start())
             if command == "endinput":
+                if braces > 0:
+                    self._emit(text[m.start():m.end()], path, line)
+                    pos = m.end()
+                    continue
                 self.ignored.append((path, text[m.end():end]))
                 pos = end
                 break
@@ -173,6 +194,7 @@ class _Flattener:
             for target in targets:
                 resolved |= self._include(*target, command, current_dir, depth, stack, f"{path}:{line}")
             command_text = text[m.start():after]
+            braces += _brace_delta(text, m.end(), after)
             keep = command in _PACKAGE_COMMANDS or not resolved
             self._emit(command_text if keep else blank(command_text), path, line)
             line += command_text.count("\n")
@@ -241,6 +263,10 @@ class _Flattener:
                 self.events.append(Event("flatten", "missing-include",
                                          f"\\{command}{{{name}}}: no such file in the submission", location))
             return False
+        if command in _PACKAGE_COMMANDS:
+            if target in self.packages:          # LaTeX loads a package once
+                return True
+            self.packages.add(target)
         if target in stack:
             self.events.append(Event("flatten", "include-cycle",
                                      f"\\{command}{{{name}}}: {' -> '.join(stack + (target,))}", location))

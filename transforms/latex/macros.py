@@ -2,7 +2,7 @@
 
 Authors write `\\R`, `\\abs{x}` or `\\Hom` instead of what they mean; the normalized statement should
 carry the meaning. Expansion is one left-to-right pass per text that stops only at names the table
-defines (one compiled alternation of those names, longest first), with a depth bound on nested
+defines (one compiled alternation of those names, factored as a trie), with a depth bound on nested
 expansion and a size bound on the output. A macro that recurses or blows up is given up on: its
 invocation is left as written, its name is recorded, and expansion goes on with the rest.
 
@@ -25,7 +25,7 @@ DECLARATION_COMMANDS = (
 
 _DEFINERS = (
     "newcommand", "renewcommand", "providecommand", "DeclareRobustCommand",
-    "def", "gdef", "edef", "xdef", "let", "DeclareMathOperator",
+    "def", "gdef", "edef", "xdef", "let", "DeclareMathOperator", "DeclarePairedDelimiter",
     "NewDocumentCommand", "RenewDocumentCommand", "ProvideDocumentCommand", "DeclareDocumentCommand",
 )
 _DEFINER_RE = re.compile(r"\\(" + "|".join(sorted(_DEFINERS, key=len, reverse=True)) + r")(?![A-Za-z@])(\*?)")
@@ -43,6 +43,7 @@ _PROGRAMMING_RE = re.compile(
 PRIMITIVE_NAMES = frozenset({"expandafter", "noexpand", "csname", "endcsname", "global", "relax", "let",
                              "def", "edef", "gdef", "xdef", "begingroup", "endgroup", "the", "par"})
 _DEF_PARAM_SPLIT_RE = re.compile(r"(#[1-9])")
+SELF_REFERENCE = "refers to itself"
 
 # An argument spec: "m" (mandatory) or ("o", default) (optional, with its default).
 ArgSpec = Union[str, tuple[str, str]]
@@ -56,6 +57,7 @@ class MacroDef:
     parameter numbers and the literal delimiters between them instead. A `literal` macro is a
     `\\let` alias of a command the table does not define: its body is emitted as is, never rescanned
     (so `\\let\\oldsqrt\\sqrt` followed by a `\\sqrt` that calls `\\oldsqrt` does not recurse).
+    A paired delimiter takes an optional `*` (growing `\\left...\\right`) or `[\\big]` size.
     """
 
     name: str
@@ -64,6 +66,7 @@ class MacroDef:
     template: Optional[tuple[Union[int, str], ...]] = None
     literal: bool = False
     declared_by: str = "\\newcommand"
+    delimiters: Optional[tuple[str, str]] = None     # mathtools \DeclarePairedDelimiter: (left, right)
 
 
 @dataclasses.dataclass
@@ -82,13 +85,38 @@ class MacroTable:
         return name in self.defs
 
     def pattern(self) -> Optional[re.Pattern]:
-        """One alternation of every defined name, longest first, each ending at a word boundary."""
-        if self._pattern is None and self.defs:
-            names = sorted(self.defs, key=len, reverse=True)
-            parts = [re.escape(n) + ("(?![A-Za-z@])" if n[-1].isalpha() or n[-1] == "@" else "")
-                     for n in names]
-            self._pattern = re.compile(r"\\(?:" + "|".join(parts) + ")")
+        """One alternation of every defined name, as a trie, each name ending at a word boundary."""
+        names = [*self.defs, *self.recursive()]
+        if self._pattern is None and names:
+            self._pattern = re.compile(r"\\" + _trie_regex(_trie(names), ""))
         return self._pattern
+
+    def recursive(self) -> list[str]:
+        """Left-out macros whose body calls themselves: a use of one is recorded as not expanded."""
+        return [name for name, reason in self.unexpandable.items() if reason == SELF_REFERENCE]
+
+
+def _trie(names) -> dict:
+    root: dict = {}
+    for name in names:
+        node = root
+        for c in name:
+            node = node.setdefault(c, {})
+        node[""] = {}
+    return root
+
+
+def _trie_regex(node: dict, last: str) -> str:
+    """The names below `node` as nested alternations of their common prefixes.
+
+    Factoring prefixes lets the regex engine reject a control sequence after a character or two
+    instead of trying every name in turn: many times faster than a flat `\\(?:name1|name2|...)`
+    with hundreds of names. Longer names come first, so `\\Rightarrow` is not read as `\\R`.
+    """
+    branches = [re.escape(c) + _trie_regex(child, c) for c, child in sorted(node.items()) if c]
+    if "" in node:
+        branches.append("(?![A-Za-z@])" if _is_letter(last) else "")
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,6 +347,18 @@ def _parse_operator(text: str, pos: int, star: str) -> Optional[tuple[MacroDef, 
             body[1])
 
 
+def _parse_paired_delimiter(text: str, pos: int) -> Optional[tuple[MacroDef, int]]:
+    named = _read_name(text, pos)
+    if not named:
+        return None
+    left = _read_token_or_group(text, named[1])
+    right = _read_token_or_group(text, left[1]) if left else None
+    if right is None:
+        return None
+    return (MacroDef(named[0], "", ("m",), delimiters=(left[0], right[0]), declared_by="\\DeclarePairedDelimiter"),
+            right[1])
+
+
 def _iter_definitions(tex: str) -> Iterator[_Definition]:
     """Every macro definition in `tex`, in order; a definition's body is skipped, not scanned."""
     pos = 0
@@ -336,6 +376,8 @@ def _iter_definitions(tex: str) -> Iterator[_Definition]:
             parsed = _parse_def(tex, m.end() - len(star), command)
         elif command == "DeclareMathOperator":
             parsed = _parse_operator(tex, m.end(), star)
+        elif command == "DeclarePairedDelimiter":
+            parsed = _parse_paired_delimiter(tex, m.end())
         elif command == "let":
             let = _parse_let(tex, m.end() - len(star))
             if let:
@@ -385,7 +427,7 @@ def _why_unexpandable(macro: MacroDef) -> Optional[str]:
     if _PROGRAMMING_RE.search(macro.body):
         return "TeX programming in body"
     if re.search(r"\\" + re.escape(macro.name) + r"(?![A-Za-z@])", macro.body):
-        return "refers to itself"
+        return SELF_REFERENCE
     return None
 
 
@@ -439,6 +481,8 @@ class _State:
 def _read_args(macro: MacroDef, text: str, pos: int) -> Optional[tuple[list[str], int]]:
     """The arguments of one invocation starting at `pos`, or None when they are not there."""
     args: list[str] = []
+    if macro.delimiters is not None:
+        return _read_paired_args(text, pos)
     if macro.template is not None:
         items = macro.template
         for i, item in enumerate(items):
@@ -474,6 +518,34 @@ def _read_args(macro: MacroDef, text: str, pos: int) -> Optional[tuple[list[str]
             else:
                 args.append(spec[1])
     return args, pos
+
+
+def _read_paired_args(text: str, pos: int) -> Optional[tuple[list[str], int]]:
+    """[size or "*" or "", argument] of a paired-delimiter call."""
+    p = _skip_spaces(text, pos)
+    size = ""
+    if text.startswith("*", p):
+        size, p = "*", p + 1
+    elif text.startswith("[", p):
+        end = _bracket_end(text, p)
+        if end < 0:
+            return None
+        size, p = text[p + 1:end - 1].strip(), end
+    got = _read_token_or_group(text, p)
+    return None if got is None else ([size, got[0]], got[1])
+
+
+def _paired(macro: MacroDef, size: str, arg: str) -> str:
+    """What mathtools typesets for `\\abs{x}`, `\\abs*{x}` and `\\abs[\\big]{x}`, as plain LaTeX."""
+    left, right = macro.delimiters
+    if size == "*":
+        left, right = "\\left" + left, "\\right" + right
+    elif size:
+        left, right = size + "l" + left, size + "r" + right
+    out: list[str] = []
+    for piece in (left, arg, right):
+        _join(out, piece)
+    return "".join(out)
 
 
 def _substitute(body: str, args: list[str]) -> str:
@@ -538,10 +610,12 @@ def _expand(text: str, state: _State, depth: int) -> str:
         name = m.group()[1:]
         out.append(text[pos:m.start()])
         pos = m.end()
-        if name in state.disabled:
+        macro = state.table.defs.get(name)
+        if macro is None or name in state.disabled:
+            if macro is None:                       # a self-referencing macro: recursion, on record
+                state.fail(name)
             out.append(m.group())
             continue
-        macro = state.table.defs[name]
         read = _read_args(macro, text, pos)
         if read is None:
             tail = text[m.start():].rstrip()
@@ -553,7 +627,7 @@ def _expand(text: str, state: _State, depth: int) -> str:
             out.append(m.group())
             continue
         args, end = read
-        piece = _substitute(macro.body, args)
+        piece = _paired(macro, *args) if macro.delimiters else _substitute(macro.body, args)
         if not macro.literal and "\\" in piece:
             if depth >= state.max_depth:
                 raise _GiveUp(name)

@@ -41,8 +41,40 @@ def _included_stems(texts: Mapping[str, str]) -> set[str]:
     return stems
 
 
-def score_main_candidate(path: str, text: str, included: set[str]) -> int:
-    """Points that make `path` look like the main file; <= 0 means not a document at all."""
+def _stem(path: str) -> str:
+    return path[:-4] if path.endswith(".tex") else path
+
+
+def _includes(path: str, text: str, stems: dict[str, str]) -> list[str]:
+    found = []
+    for m in _INCLUDE_ARG_RE.finditer(text):
+        name = m.group(1).strip()
+        for base in (posixpath.dirname(path), ""):
+            target = stems.get(_stem(posixpath.normpath(posixpath.join(base, name))))
+            if target:
+                found.append(target)
+                break
+    return found
+
+
+def _with_includes(path: str, texts: Mapping[str, str], stems: dict[str, str], limit: int = 200) -> str:
+    """`path`'s text followed by the texts it includes, transitively (sections often live there)."""
+    seen, order, todo = {path}, [path], [path]
+    while todo and len(order) < limit:
+        current = todo.pop()
+        for target in _includes(current, texts[current], stems):
+            if target not in seen:
+                seen.add(target)
+                order.append(target)
+                todo.append(target)
+    return "\n".join(texts[p] for p in order)
+
+
+def score_main_candidate(path: str, text: str, included: set[str], content: Optional[str] = None) -> int:
+    """Points that make `path` look like the main file; <= 0 means not a document at all.
+
+    `content` is the text with its includes, where sections and theorems are counted.
+    """
     score = 0
     cls = document_class(text)
     if cls is not None:
@@ -57,8 +89,9 @@ def score_main_candidate(path: str, text: str, included: set[str]) -> int:
         score += 2
     if "\\maketitle" in text:
         score += 1
-    score += min(len(_SECTION_RE.findall(text)), 5)
-    score += min(len(_THEOREM_RE.findall(text)), 3)
+    content = text if content is None else content
+    score += min(len(_SECTION_RE.findall(content)), 5)
+    score += min(len(_THEOREM_RE.findall(content)), 3)
     stem = path[:-4] if path.endswith(".tex") else path
     if stem in included or posixpath.basename(stem) in included:
         score -= 8
@@ -67,10 +100,31 @@ def score_main_candidate(path: str, text: str, included: set[str]) -> int:
     return score
 
 
+def _wrapper_scores(texts: Mapping[str, str], own: dict[str, int]) -> dict[str, int]:
+    """Files without \\documentclass that \\input a document (HoTT's hott-online.tex sets options, then
+    inputs main.tex): such a root scores one more than the document it wraps."""
+    stems = {(p[:-4] if p.endswith(".tex") else p): p for p in texts}
+    scores = {}
+    for path, text in texts.items():
+        if document_class(text) is not None:
+            continue
+        for m in _INCLUDE_ARG_RE.finditer(text):
+            name = posixpath.normpath(posixpath.join(posixpath.dirname(path), m.group(1).strip()))
+            target = stems.get(name[:-4] if name.endswith(".tex") else name)
+            if target and own.get(target, 0) > 0:
+                scores[path] = max(scores.get(path, 0), own[target] + 1)
+    return scores
+
+
 def rank_main_candidates(texts: Mapping[str, str]) -> list[tuple[str, int]]:
     """(path, score) of every file that could be the main file, best first."""
     included = _included_stems(texts)
-    scored = [(path, score_main_candidate(path, text, included)) for path, text in texts.items()]
+    stems = {_stem(p): p for p in texts}
+    documents = [p for p, t in texts.items() if document_class(t) is not None or "\\begin{document}" in t]
+    content = {p: _with_includes(p, texts, stems) for p in documents}
+    own = {p: score_main_candidate(p, texts[p], set(), content[p]) for p in documents}
+    scored = [(p, score_main_candidate(p, texts[p], included, content[p])) for p in documents]
+    scored += list(_wrapper_scores(texts, own).items())
     scored = [(p, s) for p, s in scored if s > 0]
 
     def order(item: tuple[str, int]) -> tuple:

@@ -23,11 +23,13 @@ logging.getLogger("pylatexenc").setLevel(logging.CRITICAL)
 MATH_ENVS = ("equation", "equation*", "align", "align*", "gather", "gather*", "multline", "multline*",
              "eqnarray", "eqnarray*", "flalign", "flalign*", "alignat", "alignat*", "displaymath", "math",
              "dmath", "dmath*")
+# Drawings: their code says nothing in plain text (and is the slowest thing latex2text parses).
+DRAWING_ENVS = ("tikzpicture", "tikzcd", "pgfpicture", "picture", "xy", "asy", "circuitikz")
 _ALIGNED = {"align", "eqnarray", "flalign", "alignat"}
 _GATHERED = {"gather", "multline"}
 _OPEN_RE = re.compile(
     r"(?P<paren>\\\()|(?P<bracket>\\\[)|(?P<escaped>\\[^A-Za-z])|(?P<dd>\$\$)|(?P<d>\$)"
-    r"|\\begin\s*\{(?P<env>" + "|".join(re.escape(e) for e in MATH_ENVS) + r")\}")
+    r"|\\begin\s*\{(?P<env>" + "|".join(re.escape(e) for e in MATH_ENVS + DRAWING_ENVS) + r")\}")
 _CLOSE_RE = {
     "d": re.compile(r"(?:[^$\\]++|\\.)*+\$", re.S),
     "dd": re.compile(r"(?:[^$\\]++|\\.|\$(?!\$))*+\$\$", re.S),
@@ -97,6 +99,10 @@ def split_math(latex: str) -> tuple[str, list[str]]:
             end_tag = "\\end{" + env + "}"
             stop = latex.find(end_tag, m.end())
             content_end, after = (n, n) if stop < 0 else (stop, stop + len(end_tag))
+            if env in DRAWING_ENVS:
+                prose.append(" ")
+                pos = after
+                continue
             piece = _math_piece("env", latex[m.end():content_end], env)
         else:
             kind = m.lastgroup

@@ -50,7 +50,7 @@ class Segmentation:
     statements: list[RawStatement]
     doc_events: list[DocEvent]
     skipped: list[tuple[str, str]]                   # (env, reason)
-    sections: list[tuple[int, int, str]]             # (offset, level, raw title), for the introduction
+    sections: list[tuple[int, int, str, int]]        # (offset, level, raw title, end of the command)
 
 
 @dataclasses.dataclass
@@ -63,6 +63,7 @@ class _Frame:
     title: Optional[str] = None
     label: Optional[str] = None
     slogan: Optional[str] = None
+    solution: Optional[str] = None
     cuts: list = dataclasses.field(default_factory=list)
     section_path: tuple = ()
     target: Optional[RawStatement] = None
@@ -98,7 +99,7 @@ class _Segmenter:
         self.statements: list[RawStatement] = []
         self.events: list[DocEvent] = []
         self.skipped: list[tuple[str, str]] = []
-        self.sections: list[tuple[int, int, str]] = []
+        self.sections: list[tuple[int, int, str, int]] = []
         self.path: list[tuple[int, str]] = []
         self.ordinal = 0
         self.last_closed: Optional[tuple[RawStatement, int]] = None
@@ -168,6 +169,8 @@ class _Segmenter:
             return m.end()
         if env in found.envs:
             return self._open_statement(m, env)
+        if env in found.solution_envs and self._innermost_statement() is not None:
+            return self._cut_solution(m, env)
         if env in found.verbatim_envs or env in found.comment_envs:
             end_tag = "\\end{" + env + "}"
             stop = self.text.find(end_tag, m.end(), self.end)
@@ -198,6 +201,22 @@ class _Segmenter:
         self._push(_Frame(env, "other", m.start()))
         return m.end()
 
+    def _cut_solution(self, m: re.Match, env: str) -> int:
+        """A solution inside an exercise: out of the body (and of enclosing ones), kept as the proof."""
+        end_tag = "\\end{" + env + "}"
+        stop = self.text.find(end_tag, m.end(), self.end)
+        if stop < 0:
+            self._push(_Frame(env, "other", m.start()))
+            return m.end()
+        after = stop + len(end_tag)
+        inner = self._innermost_statement()
+        if inner.solution is None:
+            inner.solution = self.text[m.end():stop].strip()
+        for frame in self.stack:
+            if frame.kind == "statement":
+                frame.cuts.append((m.start(), after))
+        return after
+
     def _open_statement(self, m: re.Match, env: str) -> int:
         text = self.text
         title = label = None
@@ -227,7 +246,7 @@ class _Segmenter:
         if frame.kind == "statement":
             body = self._body(frame, end_start)
             statement = RawStatement(frame.ordinal, frame.env, frame.begin, body, frame.title, frame.label,
-                                     frame.section_path, slogan=frame.slogan)
+                                     frame.section_path, proof=frame.solution, slogan=frame.slogan)
             self.statements.append(statement)
             self.last_closed = (statement, end_after)
         elif frame.kind == "equation":
@@ -255,10 +274,11 @@ class _Segmenter:
         title = got[0].strip() if got else (short or "")
         level = SECTION_LEVELS[name]
         self.events.append(DocEvent(m.start(), "sectioning", name, {"starred": starred}))
-        self.sections.append((m.start(), level, title))
+        after = got[1] if got else pos
+        self.sections.append((m.start(), level, title, after))
         if level in PATH_LEVELS:
             self.path = [(lvl, t) for lvl, t in self.path if lvl < level] + [(level, title)]
-        return got[1] if got else pos
+        return after
 
     def _counter(self, m: re.Match) -> int:
         name = m.group("ctr")

@@ -103,12 +103,32 @@ def page_url(title: str) -> str:
     return PAGE_URL + urllib.parse.quote(title.replace(" ", "_"), safe="/:'(),")
 
 
+def page_categories(text: str) -> list[str]:
+    """The page's `[[Category:...]]` names, in order, without duplicates."""
+    found: list[str] = []
+    pos = 0
+    while True:
+        start = text.find("[[Category:", pos)
+        if start < 0:
+            return found
+        end = text.find("]]", start)
+        if end < 0:
+            return found
+        name = text[start + len("[[Category:"):end].split("|", 1)[0].strip()
+        if name and name not in found:
+            found.append(name)
+        pos = end + 2
+
+
 def _page_submission(title: str, page_id: Optional[str], text: str, timestamp: Optional[str],
                      path: str, limits: Limits) -> Submission:
     data = text.encode("utf-8")
+    # metadata keys as in arXiv's records, so the papers table reads them the same way
+    categories = page_categories(text)
     sub = Submission(paper_id=f"{SOURCE}:{title}", source=SOURCE, source_id=title, files={},
                      bundle=path, member=title, url=page_url(title),
-                     metadata={"id": page_id, "title": title, "timestamp": timestamp})
+                     metadata={"id": page_id, "title": title, "timestamp": timestamp,
+                               "categories": " ".join(c.replace(" ", "_") for c in categories)})
     if timestamp and timestamp[:4].isdigit():
         sub.year = int(timestamp[:4])
     if len(data) > limits.max_file_bytes:

@@ -18,7 +18,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from schemas import FAILURES, PAPERS, theorems_table
 from schemas.theorems import DEFAULT_EMBEDDING_DIM
 from transforms import corpus
-from transforms.sources import arxiv, source_module
+from transforms.sources import arxiv
 from transforms.write import commit as staging
 from transforms.write import manifest as manifests
 from transforms.write.parquet import WriteTable
@@ -52,13 +52,13 @@ def _optional_stage(module_name: str, transform_name: str):
     return getattr(module, transform_name, None)
 
 
+_EMBEDDED = beam.metrics.Metrics.counter(corpus.METRICS_NAMESPACE, "statements_embedded")
+
+
 def _count_embedded(row: dict) -> dict:
     if row.get("embedding") is not None:
         _EMBEDDED.inc()
     return row
-
-
-_EMBEDDED = beam.metrics.Metrics.counter(corpus.METRICS_NAMESPACE, "statements_embedded")
 
 
 def _fill_bundle(joined):

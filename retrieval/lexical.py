@@ -63,14 +63,14 @@ def query_tokens(con: duckdb.DuckDBPyConnection, text: str) -> list[str]:
     return list(dict.fromkeys(row[0] or []))
 
 
-def scored_docs_sql() -> str:
-    """A subquery of (doc, score) by BM25 for the bound list parameter `$terms`."""
+def scored_docs_sql(terms_param: str = "$terms") -> str:
+    """A subquery of (doc, score) by BM25 for the query's token list bound at `terms_param`."""
     return f"""
         SELECT p.doc, sum(t.idf * p.tf * ({K1} + 1) / (p.tf + {K1} * (1 - {B} + {B} * d.len / s.avgdl))) AS score
         FROM lex_terms t
         JOIN lex_postings p ON p.term = t.term
         JOIN lex_docs d ON d.doc = p.doc
         CROSS JOIN lex_stats s
-        WHERE list_contains($terms, t.term)
+        WHERE list_contains({terms_param}, t.term)
         GROUP BY p.doc
     """

@@ -188,8 +188,7 @@ class Searcher:
         if not terms:
             return []
         where, params = where_sql(filters)
-        # positional parameters for the filters; the term list goes first
-        scored = lexical.scored_docs_sql().replace("$terms", "?")
+        scored = lexical.scored_docs_sql("?")      # positional: the term list, then the filters
         sql = (f"SELECT s.doc, s.score FROM ({scored}) s JOIN search_corpus c ON c.doc = s.doc "
                f"WHERE {where} ORDER BY s.score DESC, s.doc LIMIT {int(k)}")
         return self._run(sql, [terms] + params)

@@ -245,12 +245,13 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path, capsys):
 
 
 @pytest.mark.shared
-def test_shared_arxiv_corpus(shared_corpora, tmp_path):
+def test_shared_arxiv_corpus(shared_corpora, tmp_path, capsys):
     output = tmp_path / "shared"
     args = ["build-corpus", "--input", str(shared_corpora / "arxiv"), "--metadata",
             str(shared_corpora / "arxiv" / "arxiv-metadata-oai-snapshot.json"), "--output", str(output),
-            "--embed-model", "none", "--no-progress"]
+            "--embed-model", "none"]
     assert main(args) == 0
+    assert "9 of 9 papers done" in capsys.readouterr().err        # progress of a local run
     papers = dict((p, (s, n)) for p, s, n in query(output, "SELECT paper_id, status, n_statements FROM papers"))
     assert len(papers) == 9 and query(output, "SELECT count(DISTINCT paper_id) FROM papers")[0][0] == 9
     assert papers.pop("arxiv:2101.99007") == ("skipped", 0)

@@ -14,12 +14,12 @@ import sys
 import time
 import unicodedata
 import urllib.parse
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from schemas import FAILURES, PAPERS, THEOREMS
+from schemas import PAPERS
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
 from transforms.sources import arxiv, source_module
 

@@ -35,17 +35,21 @@ def month_bundle(yymm: str) -> bytes:
     return hc.bundle_bytes(members)
 
 
-def inputs(root, months) -> str:
-    folder = root / ("in-" + "-".join(months))
+def inputs(root, months) -> list[str]:
+    """The months' bundles, always at the same paths (the bundle path is a column of every table)."""
+    folder = root / "in"
     folder.mkdir(exist_ok=True)
+    paths = []
     for yymm in months:
-        (folder / f"arXiv_src_{yymm}_001.tar").write_bytes(month_bundle(yymm))
-    return str(folder)
+        path = folder / f"arXiv_src_{yymm}_001.tar"
+        if not path.exists():
+            path.write_bytes(month_bundle(yymm))
+        paths.append(str(path))
+    return paths
 
 
-def build(source: str, out: str, *beam_args: str) -> None:
-    assert main(["build-corpus", "--input", source, "--output", out, "--embed-model", "none", "--no-progress",
-                 *beam_args]) == 0
+def build(bundles: list[str], out: str) -> None:
+    assert main(["build-corpus", "--input", *bundles, "--output", out, "--embed-model", "none", "--no-progress"]) == 0
 
 
 def tables(out: str) -> dict[str, list[tuple]]:
@@ -145,7 +149,7 @@ def test_killed_worker_leaves_old_output_untouched_and_rerun_equals_clean_run(cl
     out = str(root / "killed")
     build(inputs(root, MONTHS[:1]), out)
     committed = table_files(out)
-    proc = subprocess.Popen([THMFORGE, "build-corpus", "--input", inputs(root, MONTHS), "--output", out,
+    proc = subprocess.Popen([THMFORGE, "build-corpus", "--input", *inputs(root, MONTHS), "--output", out,
                              "--embed-model", "none", "--no-progress", "--preset", "local-parallel",
                              "--direct_num_workers=2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)

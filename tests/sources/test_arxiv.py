@@ -8,7 +8,7 @@ import tarfile
 import pytest
 
 from transforms.latex.model import Limits
-from transforms.sources import archive, arxiv, folder
+from transforms.sources import archive, arxiv
 
 TEX = b"\\documentclass{article}\\begin{document}\\begin{theorem}x\\end{theorem}\\end{document}\n"
 

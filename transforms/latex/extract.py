@@ -283,12 +283,12 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
         proof_latex=raw.proof, slogan=normalize_space(raw.slogan) if raw.slogan else None)
 
 
-def _extract(run: _Run, main_file: Optional[str], *, render: bool) -> ExtractionResult:
+def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool) -> ExtractionResult:
     main = run.main = _main_file(run, main_file)
     if main is None:
         return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
     doc = _Document(run, main, use_macros=render)
-    numbers = _numbers(doc, run) if render else {}
+    numbers = _numbers(doc, run) if number else {}
     run.stage = "render"
     statements: list[Statement] = []
     rendered: dict[str, str] = {}
@@ -325,9 +325,13 @@ def extract_submission(files: Mapping[str, bytes], *, main_file: str | None = No
 
     `render=False` skips macro expansion and plain-text rendering (statement_text stays "").
     """
-    return _guarded(files, limits, lambda run: _extract(run, main_file, render=render))
+    return _guarded(files, limits, lambda run: _extract(run, main_file, render=render, number=True))
 
 
 def segment_only(files: Mapping[str, bytes], *, limits: Limits = Limits()) -> ExtractionResult:
-    """Raw statements only: no macro expansion, numbering or rendering (benchmark (a))."""
-    return _guarded(files, limits, lambda run: _extract(run, None, render=False))
+    """Raw statements only: no macro expansion in statements, no numbering, no rendering (benchmark (a)).
+
+    Author wrappers that declare theorem environments are still expanded in the preamble, since
+    without them discovery would miss whole environments.
+    """
+    return _guarded(files, limits, lambda run: _extract(run, None, render=False, number=False))

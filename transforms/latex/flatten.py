@@ -11,7 +11,7 @@ import bisect
 import dataclasses
 import posixpath
 import re
-from typing import Callable, Mapping, Optional
+from typing import Callable, Optional
 
 from transforms.latex.model import Event, Limits
 from transforms.latex.scan import mandatory as _mandatory, optional as _optional, skip_spaces as _skip_spaces

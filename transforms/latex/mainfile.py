@@ -92,6 +92,7 @@ def score_main_candidate(path: str, text: str, included: set[str], content: Opti
     content = text if content is None else content
     score += min(len(_SECTION_RE.findall(content)), 5)
     score += min(len(_THEOREM_RE.findall(content)), 3)
+    score += min(len(content) // 100_000, 5)          # the document that reaches the most text
     stem = path[:-4] if path.endswith(".tex") else path
     if stem in included or posixpath.basename(stem) in included:
         score -= 8

@@ -8,7 +8,6 @@ disk.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import time
 from typing import Optional
 
@@ -18,6 +17,8 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from schemas import FAILURES, PAPERS, theorems_table
 from schemas.theorems import DEFAULT_EMBEDDING_DIM
 from transforms import corpus
+from transforms.describe import DescribeConfig, DescribeStatements
+from transforms.embed import EmbedConfig, EmbedStatements
 from transforms.sources import arxiv
 from transforms.write import commit as staging
 from transforms.write import manifest as manifests
@@ -35,21 +36,17 @@ class CorpusConfig:
     files_per_partition: int = 1
     describe: Optional[object] = None   # transforms.describe.DescribeConfig, None: no describe stage
     embed: Optional[object] = None      # transforms.embed.EmbedConfig, None: no embeddings
+    gpu_accelerator: Optional[str] = None   # resource hint for the model steps (GPU workers)
+
+    def model_step(self, transform: beam.PTransform, *, on_gpu: bool = True) -> beam.PTransform:
+        """`transform` with the accelerator hint, when one is configured, so only model steps get GPUs."""
+        if self.gpu_accelerator and on_gpu:
+            return transform.with_resource_hints(accelerator=self.gpu_accelerator)
+        return transform
 
     @property
     def embedding_dim(self) -> int:
         return int(self.embed.manifest()["dim"]) if self.embed is not None else DEFAULT_EMBEDDING_DIM
-
-
-def _optional_stage(module_name: str, transform_name: str):
-    """A stage another part of the project provides, or None while it does not exist yet."""
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        return None
-    return getattr(module, transform_name, None)
 
 
 _EMBEDDED = beam.metrics.Metrics.counter(corpus.METRICS_NAMESPACE, "statements_embedded")
@@ -140,12 +137,12 @@ class BuildCorpus(beam.PTransform):
         papers, theorems = extracted[corpus.PAPERS_TAG], extracted[corpus.THEOREMS_TAG]
         later_failures = []
         if cfg.describe is not None:
-            theorems, failed = theorems | "Describe" >> _optional_stage(
-                "transforms.describe", "DescribeStatements")(cfg.describe)
+            theorems, failed = theorems | "Describe" >> cfg.model_step(
+                DescribeStatements(cfg.describe), on_gpu=getattr(cfg.describe, "describer", "") == "vllm")
             later_failures.append(failed)
         if cfg.embed is not None:
-            theorems, failed = theorems | "Embed" >> _optional_stage(
-                "transforms.embed", "EmbedStatements")(cfg.embed)
+            theorems, failed = theorems | "Embed" >> cfg.model_step(
+                EmbedStatements(cfg.embed))
             later_failures.append(failed)
         failures = read_failures + [extracted[corpus.FAILURES_TAG]]
         if later_failures:
@@ -164,15 +161,10 @@ class BuildCorpus(beam.PTransform):
 
 
 def stage_configs(options: PipelineOptions, output: str, embed_model: Optional[str]):
-    """The describe and embed configs from the options, for the stages that exist."""
-    describe = embed = None
-    if _optional_stage("transforms.describe", "DescribeStatements") is not None:
-        from transforms.describe import DescribeConfig
-
-        describe = DescribeConfig.from_options(options, output=output)
-    if embed_model != "none" and _optional_stage("transforms.embed", "EmbedStatements") is not None:
-        from transforms.embed import EmbedConfig
-
+    """The describe and embed configs from the options (embed None with --embed-model none)."""
+    describe = DescribeConfig.from_options(options, output=output)
+    embed = None
+    if embed_model != "none":
         embed = EmbedConfig.from_options(options)
         if not getattr(embed, "enabled", True):
             embed = None

@@ -77,9 +77,9 @@ def materialize(con: duckdb.DuckDBPyConnection) -> int:
                list_distinct(list_concat(coalesce(p.categories, []),
                              list_transform(coalesce(p.categories, []), lambda c: split_part(c, '.', 1)))) AS category_keys,
                coalesce(t.statement_text, t.statement_latex, '') AS snippet_text,
-               concat_ws(' ', t.title, t.statement_text,
-                         CASE WHEN t.description IS DISTINCT FROM t.statement_text THEN t.description END,
-                         p.title) AS lexical_text
+               -- the text describer's description already holds title and statement: index it once
+               CASE WHEN contains(t.description, t.statement_text) THEN concat_ws(' ', t.description, p.title)
+                    ELSE concat_ws(' ', t.title, t.statement_text, t.description, p.title) END AS lexical_text
         FROM theorems t LEFT JOIN p USING (paper_id)
     """)
     return con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]

@@ -15,6 +15,7 @@ Any other --option is a Beam pipeline option and passes through to the runner.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -25,34 +26,13 @@ from runners.errors import UsageError
 from runners.options import CorpusOptions
 from runners.presets import add_preset_argument, apply_preset
 
-EMBED_NONE = "none"
-
-
-def _stage_option_classes() -> list:
-    """Option classes of the describe and embed stages, where those stages exist."""
-    classes = []
-    for module_name, class_name in (("transforms.describe", "DescribeOptions"), ("transforms.embed", "EmbedOptions")):
-        try:
-            module = __import__(module_name, fromlist=[class_name])
-        except ModuleNotFoundError:
-            continue
-        if hasattr(module, class_name):
-            classes.append(getattr(module, class_name))
-    return classes
-
-
-def _defines(parser: argparse.ArgumentParser, flag: str) -> bool:
-    return any(flag in action.option_strings for action in parser._actions)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    CorpusOptions._add_argparse_args(parser)
-    for options_class in _stage_option_classes():
+    from transforms.describe import DescribeOptions
+    from transforms.embed import EmbedOptions
+
+    for options_class in (CorpusOptions, DescribeOptions, EmbedOptions):
         options_class._add_argparse_args(parser)
-    if not _defines(parser, "--embed-model"):
-        parser.add_argument("--embed-model", default=EMBED_NONE, metavar="NAME_OR_PATH|none",
-                            help="sentence-transformers model for embeddings, or none (the embedding "
-                                 "stage is not installed in this build: only none)")
     add_preset_argument(parser)
 
 
@@ -61,6 +41,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--input is required (bundles, globs, URLs or folders)")
     if not args.output:
         raise UsageError("--output is required")
+    if args.metadata and args.source != "arxiv":
+        raise UsageError(f"--metadata is arXiv's metadata snapshot; --source {args.source} takes none")
     if args.metadata and "://" not in args.metadata and not os.path.isfile(args.metadata):
         raise UsageError(f"--metadata {args.metadata}: no such file")
     if args.files_per_partition < 1:
@@ -68,6 +50,39 @@ def _validate(args: argparse.Namespace) -> None:
     for flag in ("max_submission_bytes", "max_files", "max_file_bytes", "paper_timeout"):
         if getattr(args, flag) <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be positive")
+
+
+def _validate_output(output: str) -> None:
+    if "://" not in output and os.path.exists(output) and not os.path.isdir(output):
+        raise UsageError(f"--output {output}: exists and is not a directory")
+
+
+def _validate_runner(options: PipelineOptions) -> None:
+    """An unknown --runner is a usage error now, not a traceback after the inputs were read."""
+    from apache_beam.options.pipeline_options import StandardOptions
+    from apache_beam.runners.runner import create_runner
+
+    name = options.view_as(StandardOptions).runner
+    if name:
+        try:
+            create_runner(name)
+        except (ValueError, ImportError) as exc:
+            raise UsageError(f"--runner {name}: {exc}") from None
+
+
+def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
+    """The inputs as paths; arXiv globs are expanded, other sources' local inputs must exist."""
+    from transforms.sources import arxiv
+
+    if source == arxiv.SOURCE:
+        try:
+            return arxiv.expand_inputs(inputs, store)
+        except FileNotFoundError as exc:
+            raise UsageError(str(exc)) from None
+    missing = [p for p in inputs if "://" not in p and not glob.glob(p)]
+    if missing:
+        raise UsageError(f"no input matches {', '.join(missing)}")
+    return list(inputs)
 
 
 def _recorded_options(args: argparse.Namespace, beam_args: list[str]) -> dict:
@@ -84,26 +99,28 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from transforms.write.commit import AccountingError, staging_dir
 
     _validate(args)
+    _validate_output(args.output)
     flags = apply_preset(args.preset, beam_args)
     values = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in ("command", "preset")}
     options = PipelineOptions(flags, **values)
+    _validate_runner(options)
     corpus_options = options.view_as(CorpusOptions)
     store = arxiv.BundleStore(requester_pays=args.s3_requester_pays)
-    try:
-        inputs = arxiv.expand_inputs(args.input, store) if args.source == arxiv.SOURCE else list(args.input)
-    except FileNotFoundError as exc:
-        raise UsageError(str(exc)) from None
+    inputs = _expand_inputs(args.source, args.input, store)
     try:
         describe, embed = stage_configs(options, args.output, args.embed_model)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        if embed is not None:
+            embed.manifest()   # loads the model once here: a bad name or path fails before any work
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"{exc}") from None
     progress = not args.no_progress
     total = count_submissions(inputs, store) if progress and args.source == arxiv.SOURCE else None
     read = ReadConfig(source=args.source, limits=corpus_options.limits(), requester_pays=args.s3_requester_pays,
                       staging=staging_dir(args.output), total_papers=total, progress=progress,
                       describe_context=getattr(describe, "context", "body"), launcher_pid=os.getpid())
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
-                          files_per_partition=args.files_per_partition, describe=describe, embed=embed)
+                          files_per_partition=args.files_per_partition, describe=describe, embed=embed,
+                          gpu_accelerator=args.gpu_accelerator)
     try:
         manifest = run_corpus(config, options, recorded_options=_recorded_options(args, beam_args))
     except AccountingError as exc:

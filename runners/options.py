@@ -32,6 +32,10 @@ class CorpusOptions(PipelineOptions):
                            help="Parquet files per partition and input (default 1; raise for huge inputs)")
         group.add_argument("--no-progress", action="store_true", default=False,
                            help="do not print progress lines on stderr")
+        group.add_argument("--gpu-accelerator", default=None, metavar="HINT",
+                           help="Beam accelerator resource hint for the embedding step and the vllm "
+                                "describer only, e.g. 'type:nvidia-l4;count:1;install-nvidia-driver' "
+                                "(Dataflow starts GPU workers for those steps)")
         limits = parser.add_argument_group("limits (per submission; every limit hit is recorded)")
         limits.add_argument("--max-submission-bytes", type=int, default=_DEFAULT_LIMITS.max_submission_bytes,
                             help="decompressed bytes of all files together (gzip and tar bombs)")

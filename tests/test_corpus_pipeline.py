@@ -242,6 +242,9 @@ def test_bad_arguments_exit_2_with_a_message(tmp_path, capsys):
     assert main(["build-corpus", "--input", *BUNDLES, "--metadata", str(tmp_path / "missing.json"),
                  "--output", str(tmp_path)]) == 2
     assert "no such file" in capsys.readouterr().err
+    assert main(["build-corpus", "--input", str(tmp_path), "--source", "stacks", "--metadata", METADATA,
+                 "--output", str(tmp_path)]) == 2
+    assert "takes none" in capsys.readouterr().err
 
 
 @pytest.mark.shared

@@ -3,6 +3,9 @@
 Most cases call `runners.cli.main` in-process (a traceback there is an exception that fails the
 test); a few run `.venv/bin/thmforge` as a user would, to check stderr for a traceback.
 """
+import contextlib
+import importlib
+import io
 import os
 import subprocess
 import sys
@@ -113,7 +116,7 @@ def test_nonexistent_input_of_any_source_is_a_usage_error(capfd, tmp_path, sourc
     ("SELECT * FROM papers WHERE paper_id = 'x' OR 1=1 --", None),
 ])
 def test_sql_is_read_only_over_the_views(capfd, corpus, sql, message):
-    code, err = cli(capfd, "sql", corpus, "-c", sql, "--format", "csv")
+    code, err = cli(capfd, "sql", corpus, "-c", sql)
     assert "Traceback" not in err
     if message is None:                      # a plain query: it runs, and the views are still there
         assert code == 0
@@ -122,6 +125,15 @@ def test_sql_is_read_only_over_the_views(capfd, corpus, sql, message):
     code, _ = cli(capfd, "sql", corpus, "-c", "SELECT count(*) FROM papers")
     assert code == 0
     assert not os.path.exists("stolen.csv") and not os.path.exists("/tmp/stolen.parquet")
+
+
+def test_sql_writes_to_the_stdout_of_the_call(corpus):
+    """Results go to the sys.stdout current at the call, not to the one of import time."""
+    importlib.import_module("runners.cmd_sql")          # imported before the redirect, as in a long-lived process
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink):
+        assert main(["sql", corpus, "-c", "SELECT count(*) AS n FROM papers", "--format", "csv"]) == 0
+    assert sink.getvalue().splitlines() == ["n", "2"]
 
 
 @pytest.mark.parametrize("option, value", [

@@ -179,3 +179,11 @@ def test_extractor_exception_is_isolated_to_its_paper():
     got = corpus.process_submission(arxiv.submission_from_bytes(ref, CASES[0].data, LIMITS), explode, LIMITS)
     assert (got.paper["status"], got.paper["status_reason"]) == ("failed", "IndexError")
     assert got.failures[-1]["stage"] == "extract" and got.failures[-1]["fatal"]
+
+
+def test_library_failure_falls_back_to_a_simpler_rendering():
+    result = extract_submission({"main.tex": hc.paper_tex(
+        "\\begin{theorem}See \\href{https://example.org} for the proof.\\end{theorem}").encode()})
+    assert [(e.stage, e.error_class, e.fatal) for e in result.events] == [("render", "IndexError", False)]
+    assert result.statements[1].statement_text.startswith("See ")
+    assert result.statements[1].statement_text.endswith("for the proof.")

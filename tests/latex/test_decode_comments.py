@@ -13,11 +13,15 @@ def test_declared_inputenc_wins_over_detector():
     assert decode_tex(data) == ("\\usepackage[latin1]{inputenc}\nCafé naïve", "latin-1")
 
 
-def test_windows_1252_without_declaration_is_detected_and_never_fails():
-    data = "\u201cquoted\u201d \u2014 dash, caf\xe9 and more text to give the detector a chance.".encode("cp1252")
-    text, encoding = decode_tex(data)
-    assert encoding != "utf-8"
-    assert "caf" in text
+def test_windows_1252_without_declaration_is_read_as_written():
+    text = "Le \u201cprix\u201d d\u2019un th\u00e9or\u00e8me \u2014 5 \u20ac, caract\u00e8res."
+    assert decode_tex(text.encode("cp1252")) == (text, "cp1252")
+
+
+def test_other_encodings_go_to_the_detector_and_decoding_never_fails():
+    text, encoding = decode_tex("\u041f\u0440\u0438\u043c\u0435\u0440 \u0442\u0435\u043e\u0440\u0435\u043c\u044b".encode("cp1251") * 5)
+    assert encoding not in ("utf-8", "cp1252") and isinstance(text, str)
+    assert decode_tex(b"\xff\xfe\x81\x8d")[1]
 
 
 def test_binary_data_is_recognised():

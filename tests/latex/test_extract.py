@@ -117,3 +117,12 @@ def test_member_paths_normalized_and_resource_forks_ignored():
     result = extract_submission(files)
     assert result.main_file == "paper.tex" and result.events == []
     assert [(s.file, s.statement_text) for s in result.statements] == [("sec/a.tex", "L")]
+
+
+def test_include_bomb_is_cut_at_a_size_cap_and_recorded():
+    files = {"m.tex": b"\\documentclass{article}\\begin{document}" + b"\\input{a}" * 300 + b"\\end{document}",
+             "a.tex": b"\\input{b}" * 300, "b.tex": b"x" * 200}
+    started = time.monotonic()
+    result = extract_submission(files)
+    assert time.monotonic() - started < 10
+    assert "flatten-too-large" in [e.error_class for e in result.events]

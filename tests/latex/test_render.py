@@ -45,3 +45,8 @@ def test_real_pylatexenc_on_broken_input_never_raises(latex):
 def test_drawings_are_left_out_of_the_text():
     assert render_text(r"Consider \begin{tikzpicture}\draw (0,0) -- (1,1);\end{tikzpicture} this.")[0] == \
         "Consider this."
+
+
+def test_huge_prose_skips_latex2text_and_says_so():
+    text, events = render_text("\\unknownmacro{word} " * 20_000, "big.tex:1")
+    assert text.startswith("word word") and [e.error_class for e in events] == ["too-large-for-latex2text"]

@@ -103,3 +103,8 @@ def test_solution_inside_an_exercise_is_cut_and_kept_as_its_proof():
     (s,) = _seg(r"\begin{exercise}Show $x$.\begin{solution}Because $y$.\end{solution}\end{exercise}"
                 r"\begin{solution}outside a statement: ordinary text\end{solution}", pre).statements
     assert (s.body, s.proof) == ("Show $x$.", "Because $y$.")
+
+
+def test_sectioning_command_named_but_not_used_is_no_event():
+    seg = _seg(r"\titleformat{\chapter}[display]{\bfseries}\let\oldsection\section\chapter{Real}")
+    assert [(e.type, e.name) for e in seg.doc_events] == [("sectioning", "chapter")]

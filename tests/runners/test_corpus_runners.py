@@ -54,7 +54,7 @@ def test_dataflow_dry_run_translates_the_corpus_pipeline(tmp_path):
     config = CorpusConfig(inputs=tuple(sorted(str(p) for p in (SAMPLES / "arxiv").glob("*.tar"))),
                           output=output, read=ReadConfig(staging=output + "/_staging"),
                           metadata=str(SAMPLES / "arxiv" / "arxiv-metadata-oai-snapshot.json"),
-                          describe=describe, embed=embed)
+                          describe=describe, embed=embed, gpu_accelerator=GPU)
     proto, args = dataflow_dry_run(lambda p: p | "BuildCorpus" >> BuildCorpus(config))
     names = {t.unique_name for t in proto.components.transforms.values()}
     for stage in ("BuildCorpus/Sources/Index", "BuildCorpus/Sources/JoinMetadata",
@@ -63,3 +63,11 @@ def test_dataflow_dry_run_translates_the_corpus_pipeline(tmp_path):
         assert stage in names, stage
     image = dict(a[2:].split("=", 1) for a in args)["sdk_container_image"]
     assert container_images(proto) == {image}
+    envs = proto.components.environments
+    gpu_stages = {t.unique_name.split("/")[1] for t in proto.components.transforms.values()
+                  if t.environment_id and envs[t.environment_id].resource_hints.get(ACCELERATOR) == GPU.encode()}
+    assert gpu_stages == {"Embed"}, "only the model step asks for GPU workers"
+
+
+GPU = "type:nvidia-l4;count:1;install-nvidia-driver"
+ACCELERATOR = "beam:resources:accelerator:v1"

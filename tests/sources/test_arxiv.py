@@ -274,3 +274,18 @@ def test_shared_bundles_are_read_completely(shared_corpora):
     assert "defective-fpt.tex" in by_id["2101.99002"].files   # "./" prefixes normalized
     assert all(not e.fatal for s in subs for e in s.events)
     assert os.path.basename(by_id["2101.99001"].bundle) == "arXiv_src_2101_001.tar"
+
+
+def test_committed_sample_bundles_equal_a_rebuild(tmp_path):
+    import importlib.util
+
+    from tests.conftest import SAMPLES
+
+    spec = importlib.util.spec_from_file_location("build_sample", SAMPLES / "build_sample.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    for path in builder.build(tmp_path):
+        assert path.read_bytes() == (SAMPLES / "arxiv" / path.name).read_bytes(), path.name
+    refs = [r for found in arxiv.index([str(SAMPLES / "arxiv")]) for r in found.refs]
+    assert len(refs) == 12 and {r.kind for r in refs} == {"member", "pdf"}
+    assert {"math/9905001", "hep-th/9905002"} <= {r.source_id for r in refs}

@@ -63,10 +63,18 @@ class EmbedConfig:
     document_prompt: Optional[str] = None
     normalize: bool = True
     share_across_processes: bool = False
+    batches_per_call: int = 16                    # model batches per RunInference call (sorted by length together)
 
     def __post_init__(self):
         if self.batch_size < 1:
             raise ValueError("--embed-batch-size must be at least 1")
+        if self.batches_per_call < 1:
+            raise ValueError("batches_per_call must be at least 1")
+
+    @property
+    def rows_per_call(self) -> int:
+        """Rows handed to one `encode` call: it sorts them by length, so bigger windows pad less."""
+        return self.batch_size * self.batches_per_call
 
     @classmethod
     def from_options(cls, options: PipelineOptions, **overrides) -> "EmbedConfig":

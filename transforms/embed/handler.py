@@ -1,7 +1,8 @@
 """A RunInference model handler for sentence-transformers over theorem rows.
 
-One batch of rows becomes one `encode` call (descriptions, plus statements when asked), so the
-Beam path does the same work as a plain `SentenceTransformer.encode` loop. The model is loaded
+One RunInference batch (`rows_per_call` rows, many model batches) becomes one `encode` call
+(descriptions, plus statements when asked). `encode` sorts its texts by length before cutting model
+batches, so a wide window pads little: the Beam path does the work of a plain `encode` loop. The model is loaded
 once per worker process (RunInference's shared handle), or once per machine when configured.
 """
 from __future__ import annotations
@@ -44,7 +45,7 @@ class SentenceTransformerRowHandler(ModelHandler[dict, PredictionResult, Encoder
                 for i, row in enumerate(batch)]
 
     def batch_elements_kwargs(self) -> dict:
-        return {"min_batch_size": self.config.batch_size, "max_batch_size": self.config.batch_size}
+        return {"min_batch_size": self.config.rows_per_call, "max_batch_size": self.config.rows_per_call}
 
     def share_model_across_processes(self) -> bool:
         return self.config.share_across_processes

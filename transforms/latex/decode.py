@@ -41,6 +41,25 @@ def declared_encoding(data: bytes) -> Optional[str]:
     return None
 
 
+_WESTERN_EXTRA = set("\u201c\u201d\u2018\u2019\u201e\u2013\u2014\u20ac\u2026\u2022\u00a0\u00a7\u00b0\u00b7\u00ab\u00bb")
+
+
+def _western(data: bytes) -> Optional[str]:
+    """`data` as Windows-1252 when that reads as Western European text (accented letters, curly
+    quotes, dashes, euro): by far the most common non-UTF-8 encoding of LaTeX sources, and one that
+    statistical detectors confuse with Central European code pages on short texts."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return None
+    special = [c for c in text if ord(c) > 127]
+    western = sum(1 for c in special if "\u00c0" <= c <= "\u00ff" or c in _WESTERN_EXTRA)
+    ascii_letters = sum(1 for c in text if c.isascii() and c.isalpha())
+    # accented letters sit among plain ones; Cyrillic or Greek code pages read as cp1252 do not
+    plausible = special and western >= 0.95 * len(special) and len(special) <= 0.5 * ascii_letters
+    return text if plausible else None
+
+
 def decode_tex(data: bytes, hint: Optional[str] = None) -> tuple[str, str]:
     """(text, encoding used). `hint` is an encoding already learnt from another file of the paper."""
     if data.startswith(codecs.BOM_UTF8):
@@ -55,6 +74,9 @@ def decode_tex(data: bytes, hint: Optional[str] = None) -> tuple[str, str]:
                 return data.decode(codec), codec
             except UnicodeDecodeError:
                 pass
+    western = _western(data)
+    if western is not None:
+        return western, "cp1252"
     best = charset_normalizer.from_bytes(data[:1 << 20]).best()
     if best is not None and best.encoding not in ("utf_8", "ascii"):
         try:

@@ -7,6 +7,7 @@ becomes an `Event`; a paper that cannot be extracted as a whole gets a fatal one
 """
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 import time
@@ -174,7 +175,10 @@ class _Document:
         self.macros = _GuardedMacros(run)
         path_macros = self.macros.collect(document_preamble(main_text), main)
         expand_path: Callable[[str], str] = lambda s: self.macros.expand(s, main, path_macros)[0]
-        self.flat: Flattened = flatten(run.text, run.names, main, limits, expand_path)
+        # re-inputting the same files cannot make the document much larger than its sources (include bombs)
+        cap = min(limits.max_submission_bytes, 8 * sum(len(run.files[n]) for n in run.names) + (1 << 20))
+        self.flat: Flattened = flatten(run.text, run.names, main, dataclasses.replace(limits, max_submission_bytes=cap),
+                                       expand_path)
         run.events.extend(self.flat.events)
         run.check_time()
         text = self.flat.text

@@ -43,6 +43,7 @@ _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
 _NEEDS_LATEX2TEXT_RE = re.compile(r"[\\{}~&#^_]|--|``|''")
 _FALLBACK_CS_RE = re.compile(r"\\[A-Za-z@]+\*?|\\.|[{}]")
 
+MAX_LATEX2TEXT_CHARS = 200_000
 _converter = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
 
 # The prose commands the fast path renders itself, exactly as latex2text does (a test holds the two
@@ -213,6 +214,10 @@ def render_text(latex: str, location: str = "", label_macros: frozenset[str] = f
     fast = fast_prose(prose) if _NEEDS_LATEX2TEXT_RE.search(prose) else prose
     if fast is not None:
         prose = fast
+    elif len(prose) > MAX_LATEX2TEXT_CHARS:     # latex2text takes seconds per 100 kB: keep the budget
+        events.append(Event("render", "too-large-for-latex2text",
+                            f"{len(prose)} characters of prose; regex rendering used", location))
+        prose = fallback_text(prose)
     else:
         try:
             prose = _converter.latex_to_text(prose)

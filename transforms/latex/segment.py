@@ -95,6 +95,7 @@ class _Segmenter:
     def __init__(self, text: str, found: Discovery, start: int, end: int):
         self.text, self.found, self.start, self.end = text, found, start, end
         self.stack: list[_Frame] = []
+        self.open_statements: list[_Frame] = []     # the statement frames of the stack, in order
         self.open_count: dict[str, int] = {}
         self.statements: list[RawStatement] = []
         self.events: list[DocEvent] = []
@@ -108,6 +109,8 @@ class _Segmenter:
     def _push(self, frame: _Frame) -> None:
         self.stack.append(frame)
         self.open_count[frame.env] = self.open_count.get(frame.env, 0) + 1
+        if frame.kind == "statement":
+            self.open_statements.append(frame)
 
     def _pop_to(self, env: str) -> Optional[_Frame]:
         """Pop up to and including the innermost open `env`; frames above it were never closed."""
@@ -116,16 +119,15 @@ class _Segmenter:
         while self.stack:
             frame = self.stack.pop()
             self.open_count[frame.env] -= 1
+            if frame.kind == "statement":
+                self.open_statements.pop()
             if frame.env == env:
                 return frame
             if frame.kind == "statement":
                 self.skipped.append((frame.env, UNCLOSED))
 
     def _innermost_statement(self) -> Optional[_Frame]:
-        for frame in reversed(self.stack):
-            if frame.kind == "statement":
-                return frame
-        return None
+        return self.open_statements[-1] if self.open_statements else None
 
     # -- the pass ----------------------------------------------------------------------------
     def run(self) -> Segmentation:
@@ -153,9 +155,7 @@ class _Segmenter:
                 pos = self._verb(m)
             elif m.group("label"):
                 pos = self._label(m)
-        for frame in self.stack:
-            if frame.kind == "statement":
-                self.skipped.append((frame.env, UNCLOSED))
+        self.skipped.extend((frame.env, UNCLOSED) for frame in self.open_statements)
         self._count_after_end()
         return Segmentation(self.statements, self.events, self.skipped, self.sections)
 
@@ -180,9 +180,8 @@ class _Segmenter:
                 inner = self._innermost_statement()
                 if inner is not None and env == "slogan" and inner.slogan is None:
                     inner.slogan = self.text[m.end():stop].strip()
-                for frame in self.stack:
-                    if frame.kind == "statement":
-                        frame.cuts.append((m.start(), after))
+                for frame in self.open_statements:
+                    frame.cuts.append((m.start(), after))
             return after
         if env in found.proof_envs:
             target = None
@@ -212,9 +211,8 @@ class _Segmenter:
         inner = self._innermost_statement()
         if inner.solution is None:
             inner.solution = self.text[m.end():stop].strip()
-        for frame in self.stack:
-            if frame.kind == "statement":
-                frame.cuts.append((m.start(), after))
+        for frame in self.open_statements:
+            frame.cuts.append((m.start(), after))
         return after
 
     def _open_statement(self, m: re.Match, env: str) -> int:
@@ -269,6 +267,9 @@ class _Segmenter:
 
     def _sectioning(self, m: re.Match) -> int:
         name, starred = m.group("sec"), bool(m.group("star"))
+        p = skip_inline_spaces(self.text, m.end())
+        if p >= self.end or self.text[p] not in "[{":   # \titleformat{\chapter}, \let\section...: not a use
+            return m.end()
         short, pos = optional(self.text, m.end(), MAX_TITLE)
         got = mandatory(self.text, pos, MAX_TITLE)
         title = got[0].strip() if got else (short or "")

@@ -7,6 +7,7 @@ Vector search is exact: cosine similarity against every stored embedding, ordere
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Optional, Sequence
 
 import duckdb
@@ -94,6 +95,14 @@ def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, f
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
+@functools.lru_cache(maxsize=4)
+def _encoder_for(config):
+    """One loaded model per configuration and process (searchers over the same corpus share it)."""
+    from transforms.embed.encoder import Encoder
+
+    return Encoder(config)
+
+
 class Searcher:
     """Searches one catalog; the query encoder and the lexical index are built on first use."""
 
@@ -129,7 +138,7 @@ class Searcher:
         info = self.catalog.embedding
         if info is None:
             raise UsageError("this corpus has no embeddings (manifest.json has no 'embedding'); use --mode lexical")
-        from transforms.embed.encoder import Encoder, EncoderConfig, resolve_model_path
+        from transforms.embed.encoder import EncoderConfig, resolve_model_path
 
         if self.query_model and resolve_model_path(self.query_model) != resolve_model_path(info.model):
             raise UsageError(f"query model {self.query_model!r} differs from the corpus's model {info.model!r}: "
@@ -138,8 +147,8 @@ class Searcher:
         if self.size and not has_vectors:
             raise UsageError(f"no stored vectors in column {self.column!r} for the {self.representation!r} representation")
         try:
-            encoder = Encoder(EncoderConfig(model=info.model, query_prompt=info.query_prompt,
-                                            document_prompt=info.document_prompt, normalize=info.normalize))
+            encoder = _encoder_for(EncoderConfig(model=info.model, query_prompt=info.query_prompt,
+                                                 document_prompt=info.document_prompt, normalize=info.normalize))
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot load the corpus's embedding model {info.model!r}: {exc}") from None
         if encoder.dim != info.dim:

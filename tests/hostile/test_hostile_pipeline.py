@@ -125,3 +125,40 @@ def test_paper_over_the_time_budget_fails_with_timeout_and_the_run_goes_on(tmp_p
         ("arxiv:2203.00001", "failed", "timeout", 0), ("arxiv:2203.00002", "ok", None, 1),
         ("arxiv:2203.00003", "ok", None, 1)]
     assert con.execute("SELECT stage, fatal FROM failures WHERE error_class = 'timeout'").fetchall() == [("render", True)]
+
+
+GOOD_RECORD = {"id": "2201.00001", "title": "A  title", "authors": "A. Author", "categories": "math.GR",
+               "versions": [{"version": "v1", "created": "Mon, 3 Jan 2022 10:00:00 GMT"}]}
+BAD_LINES = [b"not json", b"[1, 2]", b'{"id": 5}', b'{"id": "2201.0000']
+
+
+def metadata_run(tmp_path, lines: list[bytes]):
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    (inputs / hc.BUNDLE).write_bytes(hc.bundle_bytes({"2201/2201.00001.gz": hc.gz(hc.GOOD),
+                                                      "2201/2201.00002.gz": hc.gz(hc.GOOD)}))
+    (tmp_path / "meta.json").write_bytes(b"\n".join(lines) + b"\n")
+    out = str(tmp_path / "out")
+    code = main(["build-corpus", "--input", str(inputs), "--metadata", str(tmp_path / "meta.json"), "--output", out,
+                 "--embed-model", "none", "--no-progress"])
+    return code, out
+
+
+def test_bad_metadata_lines_are_recorded_with_their_place_and_the_good_ones_joined(tmp_path):
+    code, out = metadata_run(tmp_path, [BAD_LINES[0], json.dumps(GOOD_RECORD).encode(), b"", *BAD_LINES[1:]])
+    assert code == 0
+    con = connect(out)
+    assert con.execute("SELECT paper_id, title, year, has_metadata FROM papers ORDER BY paper_id").fetchall() == [
+        ("arxiv:2201.00001", "A title", 2022, True), ("arxiv:2201.00002", None, 2022, False)]
+    rows = con.execute("SELECT error_class, location FROM failures WHERE stage = 'metadata'").fetchall()
+    assert [r[0] for r in rows] == ["bad-metadata-line"] * 4
+    assert all(location and "meta.json" in location for _, location in rows), rows
+
+
+def test_metadata_line_that_is_not_utf8_is_recorded_not_fatal(tmp_path):
+    latin1 = '{"id": "2201.00002", "title": "Caf\u00e9"}'.encode("latin-1")
+    code, out = metadata_run(tmp_path, [json.dumps(GOOD_RECORD).encode(), latin1])
+    assert code == 0
+    con = connect(out)
+    assert con.execute("SELECT count(*) FROM papers").fetchone() == (2,)
+    assert con.execute("SELECT count(*) FROM failures WHERE stage = 'metadata'").fetchone() == (1,)

@@ -187,3 +187,13 @@ def test_library_failure_falls_back_to_a_simpler_rendering():
     assert [(e.stage, e.error_class, e.fatal) for e in result.events] == [("render", "IndexError", False)]
     assert result.statements[1].statement_text.startswith("See ")
     assert result.statements[1].statement_text.endswith("for the proof.")
+
+
+def test_time_budget_holds_inside_a_slow_stage():
+    """40,000 unclosed `\\section{` (360 kB): the budget must stop segmentation, not wait for it to end."""
+    tex = hc.paper_tex("\\section{" * 40_000).encode()
+    started = time.monotonic()
+    result = extract_submission({"main.tex": tex}, limits=Limits(timeout_s=0.5))
+    elapsed = time.monotonic() - started
+    assert [e.error_class for e in result.events if e.fatal] == ["timeout"]
+    assert elapsed < 2.5, f"a 0.5 s budget took {elapsed:.1f} s"

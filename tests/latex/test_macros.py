@@ -49,6 +49,11 @@ def test_optional_argument_uses_default_or_given_value():
     assert expand(pre, r"\norm[\infty]{v}")[0] == r"\|v\|_{\infty}"
 
 
+def test_doubled_hash_parameters_of_a_nested_definition_are_skipped_not_fatal():
+    pre = r"\def\makelabel##1{\textbf{##1}}\newcommand{\DC}{\mathrm{DC}}"
+    assert expand(pre, r"$\DC$")[0] == r"$\mathrm{DC}$"
+
+
 def test_newcommand_keeps_first_renewcommand_and_def_take_latest_providecommand_fills_gap():
     pre = r"""\newcommand{\a}{first}\newcommand{\a}{second}
               \newcommand{\b}{old}\renewcommand{\b}{new}

@@ -94,3 +94,14 @@ def test_helpers():
     assert parse_retry_after("2.5") == 2.5
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
     assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_client_pickles_and_bypasses_proxies_for_loopback(monkeypatch):
+    import pickle
+
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")      # a dead proxy must not matter for loopback
+    with ChatServer() as server:
+        client = ChatClient(server.url, "m")
+        assert client.complete(MESSAGES).content == "two plus two"
+        copy = pickle.loads(pickle.dumps(client))
+        assert copy.complete(MESSAGES).content == "two plus two"

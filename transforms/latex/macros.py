@@ -305,6 +305,8 @@ def _parse_def(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, in
         return None
     body = text[open_brace + 1:end - 1]
     pieces = [p for p in _DEF_PARAM_SPLIT_RE.split(params) if p]
+    if any("#" in p and not _DEF_PARAM_SPLIT_RE.fullmatch(p) for p in pieces):
+        return None               # `##1` and friends: a definition meant to run inside another macro
     if all(p.startswith("#") for p in pieces):
         numbers = [int(p[1]) for p in pieces]
         if numbers != list(range(1, len(numbers) + 1)):

@@ -15,6 +15,7 @@ import random
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
@@ -109,6 +110,18 @@ class ChatClient:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.extra = dict(extra or {})
+        self._opener: Optional[urllib.request.OpenerDirector] = None
+
+    def __getstate__(self) -> dict:           # picklable for Beam: the opener is rebuilt where it is used
+        return {**self.__dict__, "_opener": None}
+
+    def _open(self, request: urllib.request.Request):
+        if self._opener is None:
+            host = urllib.parse.urlsplit(self.url).hostname or ""
+            # A loopback endpoint (a local vLLM, a test server) never goes through an environment proxy.
+            loopback = host in ("127.0.0.1", "localhost", "::1")
+            self._opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if loopback else []))
+        return self._opener.open(request, timeout=self.timeout_s)
 
     def complete(self, messages: Sequence[Message], *, temperature: Optional[float] = None,
                  max_tokens: Optional[int] = None, extra: Optional[Mapping[str, Any]] = None) -> ChatResult:
@@ -128,7 +141,7 @@ class ChatClient:
             headers["Authorization"] = f"Bearer {self.api_key}"
         request = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with self._open(request) as response:
                 return response.read()
         except urllib.error.HTTPError as exc:
             detail = _read_quietly(exc)

@@ -4,6 +4,8 @@ The same cases run through the whole pipeline in `test_hostile_pipeline.py`; her
 through `arxiv.submission_from_bytes` and `corpus.process_submission` (what the Beam DoFn calls),
 so the assertions can look at events, files and statements one by one.
 """
+import os
+import threading
 import time
 
 import pytest
@@ -13,7 +15,7 @@ from transforms import corpus
 from transforms.latex.decode import decode_tex
 from transforms.latex.extract import extract_submission
 from transforms.latex.model import Limits
-from transforms.sources import archive, arxiv
+from transforms.sources import archive, arxiv, folder
 
 LIMITS = Limits(max_submission_bytes=hc.BOMB_LIMIT)
 CASES = hc.cases()
@@ -197,3 +199,32 @@ def test_time_budget_holds_inside_a_slow_stage():
     elapsed = time.monotonic() - started
     assert [e.error_class for e in result.events if e.fatal] == ["timeout"]
     assert elapsed < 2.5, f"a 0.5 s budget took {elapsed:.1f} s"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_folder_of_submissions_with_links_and_a_named_pipe_never_blocks(tmp_path):
+    """A FIFO among unpacked submissions must be refused: opening it would wait for a writer forever."""
+    (tmp_path / "2201.00001").mkdir()
+    (tmp_path / "2201.00001" / "main.tex").write_bytes(hc.GOOD)
+    os.mkfifo(tmp_path / "2201.00001" / "pipe.tex")
+    os.mkfifo(tmp_path / "2201.00002.tex")
+    (tmp_path / "2201.00003.tex").symlink_to("/etc/passwd")
+    outcomes = []
+
+    def read_all():
+        found = folder.index_folder(str(tmp_path))
+        outcomes.extend(corpus.process_submission(arxiv.fetch(ref, LIMITS), arxiv.extract, LIMITS) for ref in found.refs)
+        outcomes.append(found)
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    blocked = reader.is_alive()
+    if blocked:      # let the blocked open() return, so the thread ends
+        os.close(os.open(tmp_path / "2201.00002.tex", os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=5)
+    assert not blocked, "reading the folder blocked on a named pipe"
+    *papers, found = outcomes
+    assert [o.paper["status"] for o in papers] == ["ok"]
+    assert sum(e.error_class == "unsafe-member" for e in found.events) == 2          # the pipe and the link
+    assert [f["error_class"] for f in papers[0].failures] == ["unsafe-member"]

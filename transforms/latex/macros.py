@@ -15,6 +15,7 @@ import dataclasses
 import re
 from typing import Iterator, Optional, Union
 
+from transforms.latex import scan
 from transforms.latex.model import Limits
 
 # Commands whose appearance in a macro body makes that macro a declaration wrapper.
@@ -29,10 +30,7 @@ _DEFINERS = (
     "NewDocumentCommand", "RenewDocumentCommand", "ProvideDocumentCommand", "DeclareDocumentCommand",
 )
 _DEFINER_RE = re.compile(r"\\(" + "|".join(sorted(_DEFINERS, key=len, reverse=True)) + r")(?![A-Za-z@])(\*?)")
-_BRACE_RE = re.compile(r"\\.|[{}]", re.S)
-_BRACKET_RE = re.compile(r"\\.|[{}\]]", re.S)
 _CS_RE = re.compile(r"\\([A-Za-z@]+|.)", re.S)
-_SPACE_RE = re.compile(r"[ \t\r\n]*")
 _PARAM_RE = re.compile(r"#(#|[1-9])")
 # Bodies that only TeX itself can run: conditionals, expansion control, internal (@) commands.
 _PROGRAMMING_RE = re.compile(
@@ -123,42 +121,14 @@ def _trie_regex(node: dict, last: str) -> str:
 # Scanning helpers (all linear)
 
 def group_end(text: str, start: int) -> int:
-    """Index just after the brace group opening at `start` (text[start] == '{'); -1 if unbalanced."""
-    depth = 0
-    for m in _BRACE_RE.finditer(text, start):
-        c = m.group()
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return m.end()
-    return -1
-
-
-def _bracket_end(text: str, start: int) -> int:
-    """Index just after the `]` closing the optional argument opening at `start`; -1 if none."""
-    depth = 0
-    for m in _BRACKET_RE.finditer(text, start + 1):
-        c = m.group()
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth < 0:
-                return -1
-        elif c == "]" and depth == 0:
-            return m.end()
-    return -1
-
-
-def _skip_spaces(text: str, pos: int) -> int:
-    return _SPACE_RE.match(text, pos).end()
+    """Index just after the `{...}` (or `[...]`) group opening at `start`; -1 if unbalanced."""
+    found = scan.group(text, start, max_len=len(text))
+    return found[1] if found else -1
 
 
 def _read_token_or_group(text: str, pos: int) -> Optional[tuple[str, int]]:
     """An undelimited TeX argument at `pos` (spaces skipped): a group's content or one token."""
-    pos = _skip_spaces(text, pos)
+    pos = scan.skip_spaces(text, pos)
     if pos >= len(text):
         return None
     c = text[pos]
@@ -201,7 +171,7 @@ def _read_delimited(text: str, pos: int, delimiter: str) -> Optional[tuple[str, 
 
 def _read_name(text: str, pos: int) -> Optional[tuple[str, int]]:
     """The command being defined: `\\foo` or `{\\foo}`; returns (name without backslash, end)."""
-    pos = _skip_spaces(text, pos)
+    pos = scan.skip_spaces(text, pos)
     if text.startswith("{", pos):
         end = group_end(text, pos)
         if end < 0:
@@ -231,16 +201,16 @@ def _parse_newcommand(text: str, pos: int, command: str, star: str) -> Optional[
     name, pos = named
     n_args = 0
     default = None
-    p = _skip_spaces(text, pos)
+    p = scan.skip_spaces(text, pos)
     if text.startswith("[", p):
-        end = _bracket_end(text, p)
+        end = group_end(text, p)
         if end < 0 or not text[p + 1:end - 1].strip().isdigit():
             return None
         n_args = int(text[p + 1:end - 1].strip())
         pos = end
-        p = _skip_spaces(text, pos)
+        p = scan.skip_spaces(text, pos)
         if text.startswith("[", p):
-            end = _bracket_end(text, p)
+            end = group_end(text, p)
             if end < 0:
                 return None
             default = text[p + 1:end - 1]
@@ -290,7 +260,7 @@ def _parse_document_command(text: str, pos: int, command: str) -> Optional[tuple
 
 
 def _parse_def(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, int]]:
-    m = _CS_RE.match(text, _skip_spaces(text, pos))
+    m = _CS_RE.match(text, scan.skip_spaces(text, pos))
     if not m:
         return None
     name = m.group(1)
@@ -326,12 +296,12 @@ def _parse_def(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, in
 
 
 def _parse_let(text: str, pos: int) -> Optional[tuple[str, str, int]]:
-    m = _CS_RE.match(text, _skip_spaces(text, pos))
+    m = _CS_RE.match(text, scan.skip_spaces(text, pos))
     if not m:
         return None
-    p = _skip_spaces(text, m.end())
+    p = scan.skip_spaces(text, m.end())
     if text.startswith("=", p):
-        p = _skip_spaces(text, p + 1)
+        p = scan.skip_spaces(text, p + 1)
     target = _CS_RE.match(text, p)
     if not target:
         return None
@@ -510,9 +480,9 @@ def _read_args(macro: MacroDef, text: str, pos: int) -> Optional[tuple[list[str]
             args.append(got[0])
             pos = got[1]
         else:
-            p = _skip_spaces(text, pos)
+            p = scan.skip_spaces(text, pos)
             if text.startswith("[", p):
-                end = _bracket_end(text, p)
+                end = group_end(text, p)
                 if end < 0:
                     return None
                 args.append(text[p + 1:end - 1])
@@ -524,12 +494,12 @@ def _read_args(macro: MacroDef, text: str, pos: int) -> Optional[tuple[list[str]
 
 def _read_paired_args(text: str, pos: int) -> Optional[tuple[list[str], int]]:
     """[size or "*" or "", argument] of a paired-delimiter call."""
-    p = _skip_spaces(text, pos)
+    p = scan.skip_spaces(text, pos)
     size = ""
     if text.startswith("*", p):
         size, p = "*", p + 1
     elif text.startswith("[", p):
-        end = _bracket_end(text, p)
+        end = group_end(text, p)
         if end < 0:
             return None
         size, p = text[p + 1:end - 1].strip(), end

@@ -86,12 +86,14 @@ def materialize(con: duckdb.DuckDBPyConnection) -> int:
     return con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]
 
 
-def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion of ranked doc lists: (doc, score) best first, ties by first appearance."""
+def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K,
+         weights: Optional[Sequence[float]] = None) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion of ranked doc lists, each optionally weighted: (doc, score) best first,
+    ties by first appearance."""
     scores: dict[int, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings)):
         for position, doc in enumerate(ranking, start=1):
-            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + position)
+            scores[doc] = scores.get(doc, 0.0) + weight / (k + position)
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
@@ -108,7 +110,7 @@ class Searcher:
 
     def __init__(self, catalog: Catalog, *, query_model: Optional[str] = None,
                  representation: str = "description", reranker=None, rerank_depth: int = 50,
-                 approximate: Optional[int] = None):
+                 approximate: Optional[int] = None, lexical_weight: float = 1.0):
         if representation not in REPRESENTATIONS:
             raise UsageError(f"representation: choose one of {', '.join(REPRESENTATIONS)}")
         self.catalog = catalog
@@ -119,6 +121,7 @@ class Searcher:
         self.reranker = reranker
         self.rerank_depth = rerank_depth
         self.approximate = approximate      # shortlist size of the sign-bit index; None: exact search
+        self.lexical_weight = lexical_weight  # weight of the BM25 ranking in hybrid fusion (vector: 1)
         self._approx_words: Optional[int] = None
         self._encoder = None
         self._lexical_ready = False
@@ -214,7 +217,8 @@ class Searcher:
         else:
             fusion_depth = max(depth, FUSION_DEPTH)
             ranked = fuse([[d for d, _ in self.vector_ranking(query, fusion_depth, filters, vector)],
-                           [d for d, _ in self.lexical_ranking(query, fusion_depth, filters)]])[:depth]
+                           [d for d, _ in self.lexical_ranking(query, fusion_depth, filters)]],
+                          weights=(1.0, self.lexical_weight))[:depth]
         if self.reranker:
             ranked = self._rerank(query, ranked[: self.rerank_depth])
         return ranked[:k]

@@ -50,6 +50,8 @@ def add_searcher_arguments(parser: argparse.ArgumentParser) -> None:
                         help="expected embedding model; an error unless it is the corpus's model")
     parser.add_argument("--rerank", metavar="MODEL", help="cross-encoder (local path or cached name) to rerank with")
     parser.add_argument("--rerank-depth", type=int, default=50, metavar="N", help="candidates to rerank (default 50)")
+    parser.add_argument("--lexical-weight", type=float, default=1.0, metavar="W",
+                        help="weight of the BM25 ranking against the vector ranking in hybrid mode (default 1)")
     parser.add_argument("--approximate", type=int, metavar="SHORTLIST",
                         help="approximate vector search: sign-bit shortlist of this size, re-scored exactly "
                              "(DuckDB's vss/HNSW extension cannot be installed offline)")
@@ -60,13 +62,16 @@ def searcher_from_args(args) -> Searcher:
         raise UsageError(f"--rerank-depth: between 1 and {MAX_K}")
     if args.approximate is not None and not 1 <= args.approximate <= 100_000:
         raise UsageError("--approximate: a shortlist of 1 to 100000")
+    if not 0 <= args.lexical_weight <= 100:
+        raise UsageError("--lexical-weight: between 0 and 100")
     reranker = None
     if args.rerank:
         from retrieval.rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.rerank)
     return Searcher(open_catalog(args.dir), query_model=args.query_model, representation=args.representation,
-                    reranker=reranker, rerank_depth=args.rerank_depth, approximate=args.approximate)
+                    reranker=reranker, rerank_depth=args.rerank_depth, approximate=args.approximate,
+                    lexical_weight=args.lexical_weight)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

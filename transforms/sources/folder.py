@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import Optional
 
 from transforms.latex.model import Event, Limits, Submission
 from transforms.sources import archive, arxiv
@@ -39,23 +40,26 @@ def index_folder(path: str) -> arxiv.BundleIndex:
     return arxiv.BundleIndex(group, path, refs, events)
 
 
-def _read_tree(root: str, limits: Limits) -> archive.Unpacked:
-    """All regular files under `root`, relative paths, within the limits; links are not followed."""
+def read_tree(root: str, limits: Limits, suffixes: Optional[tuple[str, ...]] = None) -> archive.Unpacked:
+    """Regular files under `root` (only names ending in `suffixes`, when given) as relative POSIX
+    paths, within the limits; links are never followed and hidden folders are skipped."""
     files: dict[str, bytes] = {}
     events: list[Event] = []
     total = 0
     for current, dirs, names in os.walk(root, followlinks=False):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
+            if suffixes and not name.lower().endswith(suffixes):
+                continue
             full = os.path.join(current, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
             if os.path.islink(full) or not os.path.isfile(full):
-                events.append(Event("read", "unsafe-member", "link or special file ignored", full))
+                events.append(Event("read", "unsafe-member", "link or special file ignored", rel))
                 continue
             size = os.path.getsize(full)
             if size > limits.max_file_bytes:
                 events.append(Event("read", "file-too-large",
-                                    f"{size} bytes > {limits.max_file_bytes}; file ignored", full))
+                                    f"{size} bytes > {limits.max_file_bytes}; file ignored", rel))
                 continue
             if len(files) >= limits.max_files:
                 events.append(Event("read", "too-many-files", f"more than {limits.max_files} files",
@@ -68,8 +72,6 @@ def _read_tree(root: str, limits: Limits) -> archive.Unpacked:
                 return archive.Unpacked(files, events)
             with open(full, "rb") as handle:
                 files[rel] = handle.read()
-    if not files:
-        events.append(Event("read", "empty-member", "folder holds no readable file", root, fatal=True))
     return archive.Unpacked(files, events)
 
 
@@ -77,7 +79,10 @@ def fetch_entry(ref: arxiv.MemberRef, limits: Limits) -> Submission:
     """The submission of one folder entry."""
     sub = arxiv.empty_submission(ref)
     if ref.kind == "folder":
-        unpacked = _read_tree(ref.member, limits)
+        unpacked = read_tree(ref.member, limits)
+        if not unpacked.files:
+            unpacked.events.append(Event("read", "empty-member", "folder holds no readable file",
+                                         ref.member, fatal=True))
     elif ref.member.lower().endswith(".pdf"):
         sub.skip_reason = "pdf-only"
         return sub

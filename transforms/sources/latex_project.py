@@ -15,6 +15,7 @@ from typing import Iterator, Optional
 
 from transforms.latex.macros import group_end
 from transforms.latex.mainfile import rank_main_candidates
+from transforms.sources.folder import read_tree
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
 
 SOURCE = "latex-project"
@@ -22,36 +23,6 @@ FORMAT_ROOT = "thmforge-root.tex"
 SOURCE_EXTENSIONS = (".tex", ".ltx", ".latex", ".sty", ".cls", ".def", ".cfg", ".clo", ".bbl")
 _TITLE_RE = re.compile(r"\\title\s*(?:\[[^\]\n]{0,500}\])?\s*(?=\{)")
 _CS_OR_BRACE_RE = re.compile(r"\\[A-Za-z@]+\*?|\\\\|[{}~]")
-
-
-def _source_files(root: str, limits: Limits) -> tuple[dict[str, bytes], list[Event]]:
-    """TeX sources under `root` (relative POSIX paths), within the limits; links not followed."""
-    files: dict[str, bytes] = {}
-    events: list[Event] = []
-    total = 0
-    for current, dirs, names in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(names):
-            if not name.lower().endswith(SOURCE_EXTENSIONS):
-                continue
-            full = os.path.join(current, name)
-            rel = os.path.relpath(full, root).replace(os.sep, "/")
-            if os.path.islink(full) or not os.path.isfile(full):
-                events.append(Event("read", "unsafe-member", "link or special file ignored", rel))
-                continue
-            size = os.path.getsize(full)
-            if size > limits.max_file_bytes:
-                events.append(Event("read", "file-too-large", f"{size} bytes > {limits.max_file_bytes}", rel))
-                continue
-            if len(files) >= limits.max_files or total + size > limits.max_submission_bytes:
-                events.append(Event("read", "submission-too-large",
-                                    f"more than {limits.max_files} files or {limits.max_submission_bytes} bytes",
-                                    root, fatal=True))
-                return files, events
-            total += size
-            with open(full, "rb") as handle:
-                files[rel] = handle.read()
-    return files, events
 
 
 def document_title(tex: str) -> Optional[str]:
@@ -100,7 +71,8 @@ def project_submission(path: str, limits: Limits = Limits(), *, name: Optional[s
     if not os.path.isdir(root):
         sub.events.append(Event("read", "FileNotFoundError", f"no such file or folder: {path}", path, fatal=True))
         return sub
-    sub.files, sub.events = _source_files(root, limits)
+    tree = read_tree(root, limits, SOURCE_EXTENSIONS)
+    sub.files, sub.events = tree.files, tree.events
     if main is None:
         main = project_main_file(sub.files)
     if main is None or main not in sub.files:

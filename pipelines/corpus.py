@@ -12,6 +12,7 @@ import time
 from typing import Optional
 
 import apache_beam as beam
+from apache_beam import coders
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import FAILURES, PAPERS, theorems_table
@@ -111,7 +112,7 @@ class ReadSubmissions(beam.PTransform):
                     | "Spread" >> beam.Reshuffle())
             return work, failures
         records = (pbegin
-                   | "ReadMetadata" >> beam.io.ReadFromText(cfg.metadata)
+                   | "ReadMetadata" >> beam.io.ReadFromTextWithFilename(cfg.metadata, coder=coders.BytesCoder())
                    | "ParseMetadata" >> beam.FlatMap(corpus.parse_metadata).with_outputs(
                        corpus.FAILURES_TAG, main="records"))
         failures.append(records[corpus.FAILURES_TAG])

@@ -205,14 +205,17 @@ class ReadSourceSubmissions(beam.DoFn):
         write_accounting(self.config.staging, group, path, count)
 
 
-def parse_metadata(line: str):
-    """A snapshot line to (id, record); a bad line becomes a failure row instead."""
+def parse_metadata(item: tuple[str, bytes]):
+    """A (file, raw line) of the snapshot to (id, record); a bad line (not UTF-8, not JSON, no id)
+    becomes a failure row instead, so the papers it describes are still processed."""
+    path, raw = item
     try:
-        parsed = arxiv.parse_metadata_line(line)
-    except ValueError as exc:
+        parsed = arxiv.parse_metadata_line(raw.decode("utf-8"))
+    except ValueError as exc:   # UnicodeDecodeError and json.JSONDecodeError are ValueErrors
         yield beam.pvalue.TaggedOutput(FAILURES_TAG, {
             "paper_id": None, "theorem_id": None, "stage": "metadata", "error_class": "bad-metadata-line",
-            "message": f"{exc}: {line[:200]}", "location": None, "fatal": False, "bundle": None})
+            "message": f"{type(exc).__name__}: {exc}: {raw[:200].decode('utf-8', 'replace')}",
+            "location": path, "fatal": False, "bundle": None})
         return
     if parsed:
         yield parsed

@@ -27,6 +27,9 @@ def index_folder(path: str) -> arxiv.BundleIndex:
         if os.path.islink(full):
             events.append(Event("read", "unsafe-member", "symbolic link ignored", full))
             continue
+        if not (os.path.isdir(full) or os.path.isfile(full)):
+            events.append(Event("read", "unsafe-member", "special file (pipe, device, socket) ignored", full))
+            continue
         if os.path.isdir(full):
             stem, kind = name, "folder"
         else:

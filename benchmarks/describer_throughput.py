@@ -65,7 +65,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--delay", type=float, default=0.2, help="server delay per request, seconds")
-    parser.add_argument("--rounds", type=int, default=12, help="requests per concurrency slot")
+    parser.add_argument("--rounds", type=int, default=20, help="requests per concurrency slot")
     args = parser.parse_args(argv)
     levels = [int(c) for c in args.concurrency.split(",")]
     print(f"server delay {args.delay * 1000:.0f} ms per request; ideal rate = concurrency / delay")

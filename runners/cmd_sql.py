@@ -31,9 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rows", type=int, default=MAX_ROWS, help=f"rows printed per result (default {MAX_ROWS})")
 
 
-def print_result(relation, fmt: str, max_rows: int, out=sys.stdout) -> None:
+def print_result(relation, fmt: str, max_rows: int, out=None) -> None:
     if relation is None:
         return
+    out = out or sys.stdout      # looked up per call: stdout may have been replaced since import
     try:
         if fmt == "table":
             relation.show(max_rows=max_rows, max_width=10_000)

@@ -58,8 +58,12 @@ def tar_bytes(entries: list[Entry]) -> bytes:
     return sink.getvalue()
 
 
+def tgz_entries(entries: list[Entry]) -> bytes:
+    return gz(tar_bytes(entries))
+
+
 def tgz(files: dict[str, bytes]) -> bytes:
-    return gz(tar_bytes([Entry(name, data) for name, data in files.items()]))
+    return tgz_entries([Entry(name, data) for name, data in files.items()])
 
 
 def gzip_bomb(decompressed_bytes: int) -> bytes:
@@ -100,19 +104,15 @@ class Case:
     failures: tuple[str, ...] = ()     # error classes that must appear among the paper's failure rows
     statements: Optional[int] = None   # statements found (ok papers), None: not checked
     encoding: Optional[str] = None     # papers.encoding, None: not checked
-    fatal: Optional[str] = None        # error class of the fatal failure row, when failed
-
-    @property
-    def source_id(self) -> str:
-        stem = self.member.rsplit("/", 1)[-1].split(".gz")[0].split(".pdf")[0]
-        return stem
 
     @property
     def paper_id(self) -> str:
-        return f"arxiv:{self.source_id}"
+        """`arxiv:2201.00001` for member `2201/2201.00001.gz` (all cases use new-style ids)."""
+        return "arxiv:" + self.member.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
 def case(name: str) -> Case:
+    """The case called `name`."""
     return next(c for c in cases() if c.name == name)
 
 
@@ -149,10 +149,6 @@ def _unsafe_links() -> bytes:
     ])
 
 
-def tgz_entries(entries: list[Entry]) -> bytes:
-    return gz(tar_bytes(entries))
-
-
 def _many_files() -> bytes:
     files = {f"parts/p{i:04d}.tex": f"Part {i}.\n".encode() for i in range(MANY_FILES)}
     inputs = "".join(f"\\input{{parts/p{i:04d}}}\n" for i in range(0, MANY_FILES, 100))
@@ -180,7 +176,7 @@ def cases() -> tuple[Case, ...]:
     return (
         Case("control: a good paper", _member(1), gz(GOOD), "ok", statements=1, encoding="utf-8"),
         Case("broken gzip", _member(2), b"\x1f\x8b\x08\x00" + b"\xff\xfe garbage, not deflate" * 40,
-             "failed", failures=("corrupt-gzip",)),
+             "failed", reason="corrupt-gzip", failures=("corrupt-gzip",)),
         Case("truncated gzip (single .tex)", _member(3), gz(PADDED)[:-30], "ok",
              failures=("truncated-gzip",), statements=1),
         Case("truncated tar", _member(4), _truncated_tar(), "ok", failures=("truncated-tar",), statements=1),
@@ -191,7 +187,7 @@ def cases() -> tuple[Case, ...]:
              gz(paper_tex(preamble="\\usepackage[latin1]{inputenc}\n",
                           theorem="Soit $G$ un groupe fini: l'\xe9l\xe9ment neutre est unique.").encode("latin-1")),
              "ok", statements=1, encoding="latin-1"),
-        Case("Windows-1252 without declaration", _member(8), gz(_cp1252()), "ok", statements=1),
+        Case("Windows-1252 without declaration", _member(8), gz(_cp1252()), "ok", statements=1, encoding="cp1252"),
         Case("20 MB single-line generated TeX", _member(9), gz(single_line_tex(SINGLE_LINE_BYTES)), "ok",
              statements=3),
         Case("recursive macros", _member(10), gz(recursive.encode()), "ok",

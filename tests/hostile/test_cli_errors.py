@@ -1,18 +1,25 @@
 """Bad requests: every malformed option or injection attempt gets a message and exit code 2, no traceback.
 
 Most cases call `runners.cli.main` in-process (a traceback there is an exception that fails the
-test); a few run `.venv/bin/thmforge` as a user would, to check stderr for a traceback.
+test); a few run `.venv/bin/thmforge` as a user would, to check stderr for a traceback. The HTTP
+search API (`thmforge serve`) is checked the same way on a loopback port: a JSON error with 400.
 """
 import contextlib
+import http.client
 import importlib
 import io
+import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
 import hostile_cases as hc
+from retrieval.api import SearchServer
+from retrieval.catalog import open_catalog
+from retrieval.search import Searcher
 from runners.cli import main
 
 THMFORGE = os.path.join(os.path.dirname(sys.executable), "thmforge")
@@ -181,3 +188,40 @@ def test_installed_command_prints_no_traceback(corpus, tmp_path):
         out, err = proc.communicate(timeout=180)
         assert proc.returncode == 2, err
         assert "Traceback" not in err and err.startswith("thmforge ") and "error:" in err
+
+
+@pytest.fixture(scope="module")
+def server(corpus):
+    """`thmforge serve`'s server on a free loopback port, over the small corpus."""
+    httpd = SearchServer(("127.0.0.1", 0), Searcher(open_catalog(corpus)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def post(port: int, body: bytes, content_type: str = "application/json"):
+    con = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        con.request("POST", "/search", body=body, headers={"Content-Type": content_type})
+        response = con.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("body", [
+    b"not json", b"\xff\xfe{}", b"[1, 2]", b'{"query": ""}', b'{"query": "x", "drop": "table"}',
+    b'{"query": "group", "mode": "lexical", "kinds": ["x\' OR 1=1 --"]}',
+    b'{"query": "group", "mode": "lexical", "kinds": "theorem"}',
+    b'{"query": "group", "mode": "lexical", "year_from": "2020; DROP VIEW theorems"}',
+    b'{"query": "group", "mode": "lexical", "n_results": true}',
+    b'{"query": "group", "mode": "lexical", "paper_ids": [{"$ne": null}]}',
+    b"[" * 30_000 + b"]" * 30_000,          # 60 kB, under the body limit, deeper than json's recursion limit
+])
+def test_search_api_answers_bad_requests_with_a_json_error(server, body):
+    status, payload = post(server, body)
+    assert status == 400 and isinstance(payload, dict) and payload.get("error"), payload
+    status, payload = post(server, b'{"query": "finite group identity", "mode": "lexical"}')
+    assert status == 200 and payload["results"]

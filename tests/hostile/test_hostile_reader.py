@@ -5,6 +5,7 @@ through `arxiv.submission_from_bytes` and `corpus.process_submission` (what the 
 so the assertions can look at events, files and statements one by one.
 """
 import os
+import tarfile
 import threading
 import time
 
@@ -54,10 +55,10 @@ def test_unsafe_members_are_each_counted_and_only_safe_files_kept():
     data = hc.tgz_entries([
         hc.Entry("main.tex", hc.GOOD), hc.Entry("/abs.tex", b"a"), hc.Entry("../up.tex", b"b"),
         hc.Entry("a/../../up2.tex", b"c"), hc.Entry("C:/win.tex", b"d"), hc.Entry("./ok/./x.tex", b"e"),
-        hc.Entry("sym", type=hc.tarfile.SYMTYPE, linkname="../../etc/passwd"),
-        hc.Entry("hard", type=hc.tarfile.LNKTYPE, linkname="main.tex"),
-        hc.Entry("chr", type=hc.tarfile.CHRTYPE), hc.Entry("blk", type=hc.tarfile.BLKTYPE),
-        hc.Entry("fifo", type=hc.tarfile.FIFOTYPE), hc.Entry("zero.tex", b""),
+        hc.Entry("sym", type=tarfile.SYMTYPE, linkname="../../etc/passwd"),
+        hc.Entry("hard", type=tarfile.LNKTYPE, linkname="main.tex"),
+        hc.Entry("chr", type=tarfile.CHRTYPE), hc.Entry("blk", type=tarfile.BLKTYPE),
+        hc.Entry("fifo", type=tarfile.FIFOTYPE), hc.Entry("zero.tex", b""),
     ])
     unpacked = archive.unpack_submission(data, "x.tex", LIMITS, "b!m")
     assert sorted(unpacked.files) == ["main.tex", "ok/x.tex", "zero.tex"]
@@ -228,3 +229,40 @@ def test_folder_of_submissions_with_links_and_a_named_pipe_never_blocks(tmp_path
     assert [o.paper["status"] for o in papers] == ["ok"]
     assert sum(e.error_class == "unsafe-member" for e in found.events) == 2          # the pipe and the link
     assert [f["error_class"] for f in papers[0].failures] == ["unsafe-member"]
+
+
+def test_control_characters_do_not_reach_the_plain_text():
+    """NUL, BEL and terminal escape sequences (past the 8 KiB binary probe) must not land in statement_text,
+    which `thmforge search` prints to a terminal."""
+    body = "A\x00\x00B \x07 \x1b[31mred\x1b[0m \x7f end"
+    tex = hc.paper_tex(theorem=body, preamble="%" * 9000 + "\n").encode()
+    text = extract_submission({"main.tex": tex}).statements[0].statement_text
+    assert not [c for c in text if ord(c) < 32 or ord(c) == 127], repr(text)
+    assert text.startswith("A") and text.endswith("end")
+
+
+PAGE = ("<page><title>{title}</title><ns>0</ns><id>{id}</id><revision><id>9{id}</id>"
+        "<timestamp>2021-01-01T00:00:00Z</timestamp><text>== Theorem ==\n{text}\n</text></revision></page>")
+
+
+@pytest.mark.parametrize("name, doctype, pages, kept, error", [
+    ("billion laughs", "<!ENTITY lol \"lol\">" + "".join(
+        f"<!ENTITY lol{i} \"{('&lol%s;' % (i - 1 if i > 1 else '')) * 10}\">" for i in range(1, 10)),
+     [("Bomb Theorem", "Laughs &lol9;")], [], "amplification"),
+    ("external entity", "<!ENTITY xxe SYSTEM \"file:///etc/hostname\">",
+     [("Good Theorem", "Fine."), ("XXE Theorem", "Secret &xxe; here.")], ["proofwiki:Good Theorem"], "undefined entity"),
+])
+def test_hostile_proofwiki_exports_fail_on_record_and_leak_nothing(tmp_path, name, doctype, pages, kept, error):
+    from transforms.sources import proofwiki
+
+    body = "".join(PAGE.format(title=t, id=i, text=x) for i, (t, x) in enumerate(pages))
+    path = tmp_path / "export.xml"
+    path.write_text(f'<?xml version="1.0"?>\n<!DOCTYPE mediawiki [{doctype}]>\n<mediawiki>{body}</mediawiki>')
+    started = time.monotonic()
+    subs = list(proofwiki.read([str(path)], LIMITS))
+    assert time.monotonic() - started < 5
+    *good, broken = subs
+    assert [s.paper_id for s in good] == kept
+    assert [(e.stage, e.error_class, e.fatal) for e in broken.events] == [("read", "ParseError", True)]
+    assert error in broken.events[0].message
+    assert not any(b"lollollol" in data for s in subs for data in s.files.values())

@@ -48,8 +48,9 @@ def inputs(root, months) -> list[str]:
     return paths
 
 
-def build(bundles: list[str], out: str) -> None:
-    assert main(["build-corpus", "--input", *bundles, "--output", out, "--embed-model", "none", "--no-progress"]) == 0
+def build(bundles: list[str], out: str, *beam_args: str) -> None:
+    assert main(["build-corpus", "--input", *bundles, "--output", out, "--embed-model", "none", "--no-progress",
+                 *beam_args]) == 0
 
 
 def tables(out: str) -> dict[str, list[tuple]]:
@@ -120,6 +121,14 @@ def test_incremental_run_adds_partitions_and_leaves_old_files_alone(clean):
     assert added and all(f"arXiv_src_{MONTHS[1]}_001" in path for path in added)
     assert tables(out) == runs[MONTHS][1]
     assert hashes(after) == hashes(runs[MONTHS][2])
+
+
+def test_two_worker_processes_write_the_same_bytes_as_one_process(clean):
+    root, runs = clean
+    out = str(root / "parallel")
+    build(inputs(root, MONTHS), out, "--preset", "local-parallel", "--direct_num_workers=2")
+    assert tables(out) == runs[MONTHS][1]
+    assert hashes(table_files(out)) == hashes(runs[MONTHS][2])
 
 
 def worker_processes(pid: int) -> list[int]:

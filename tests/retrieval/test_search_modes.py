@@ -58,9 +58,9 @@ def test_fuse_is_reciprocal_rank_fusion():
     fused = fuse([[1, 2, 3], [3, 1]], k=60)
     assert [d for d, _ in fused] == [1, 3, 2]
     assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
-    weighted = fuse([[1, 2, 3], [3, 1]], k=60, weights=(1.0, 0.1))
+    weighted = fuse([[1, 2, 3], [3, 1]], k=60, weights=(1.0, 0.01))
     assert [d for d, _ in weighted] == [1, 2, 3]
-    assert weighted[2][1] == pytest.approx(1 / 63 + 0.1 / 61)
+    assert weighted[2][1] == pytest.approx(1 / 63 + 0.01 / 61)
 
 
 @pytest.mark.parametrize("mode", ["vector", "lexical", "hybrid"])

@@ -194,7 +194,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(length).decode("utf-8"))
             request = parse_search_request(body)
             response = self.server.run_search(request)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:   # RecursionError: nesting too deep
             self._error(HTTPStatus.BAD_REQUEST, f"body is not UTF-8 JSON ({exc.__class__.__name__})")
             return
         except UsageError as exc:

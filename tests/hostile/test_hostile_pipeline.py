@@ -64,7 +64,7 @@ def test_run_completes_and_accounts_for_every_submission(hostile_run):
     assert con.execute("SELECT count(*), count(DISTINCT paper_id) FROM papers").fetchone() == (submissions,) * 2
 
 
-@pytest.mark.parametrize("case", hc.cases(), ids=[c.name for c in hc.cases()])
+@pytest.mark.parametrize("case", hc.params())
 def test_each_case_has_its_status_reason_and_failure_rows_on_disk(hostile_run, case):
     _, out = hostile_run
     con = connect(out)

@@ -27,7 +27,7 @@ def outcome(case: hc.Case, limits: Limits = LIMITS) -> corpus.PaperOutcome:
     return corpus.process_submission(arxiv.submission_from_bytes(ref, case.data, limits), arxiv.extract, limits)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.parametrize("case", hc.params())
 def test_each_case_ends_with_its_status_and_reason(case):
     started = time.monotonic()
     got = outcome(case)
@@ -192,6 +192,8 @@ def test_library_failure_falls_back_to_a_simpler_rendering():
     assert result.statements[1].statement_text.endswith("for the proof.")
 
 
+@pytest.mark.xfail(strict=True, reason="BUG: transforms/latex/segment.py: segmentation never checks the paper "
+                   "deadline; 40k unclosed \\section{ cost ~3-7 s against a 0.5 s budget")
 def test_time_budget_holds_inside_a_slow_stage():
     """40,000 unclosed `\\section{` (360 kB): the budget must stop segmentation, not wait for it to end."""
     tex = hc.paper_tex("\\section{" * 40_000).encode()
@@ -231,6 +233,8 @@ def test_folder_of_submissions_with_links_and_a_named_pipe_never_blocks(tmp_path
     assert [f["error_class"] for f in papers[0].failures] == ["unsafe-member"]
 
 
+@pytest.mark.xfail(strict=True, reason="BUG: transforms/latex/render.py render_text/normalize_space keeps C0 "
+                   "control characters (NUL, BEL, ESC) in statement_text")
 def test_control_characters_do_not_reach_the_plain_text():
     """NUL, BEL and terminal escape sequences (past the 8 KiB binary probe) must not land in statement_text,
     which `thmforge search` prints to a terminal."""

@@ -113,17 +113,9 @@ class Case:
         return "arxiv:" + self.member.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
-# Cases whose expected outcome the code does not reach yet (strict: the mark fails once fixed).
-KNOWN_BUGS = {
-    "broken gzip": "BUG: transforms/sources/archive.py unpack_submission: corrupt gzip with nothing decompressed "
-                   "reports status_reason 'empty-member'; the fatal reason should be 'corrupt-gzip'",
-}
-
-
 def params() -> list:
-    """The cases as pytest parameters named after them, known bugs marked xfail."""
-    return [pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[c.name])]
-                         if c.name in KNOWN_BUGS else []) for c in cases()]
+    """The cases as pytest parameters named after them."""
+    return [pytest.param(c, id=c.name) for c in cases()]
 
 
 def case(name: str) -> Case:

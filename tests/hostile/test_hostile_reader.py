@@ -233,8 +233,6 @@ def test_folder_of_submissions_with_links_and_a_named_pipe_never_blocks(tmp_path
     assert [f["error_class"] for f in papers[0].failures] == ["unsafe-member"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: transforms/latex/render.py render_text/normalize_space keeps C0 "
-                   "control characters (NUL, BEL, ESC) in statement_text")
 def test_control_characters_do_not_reach_the_plain_text():
     """NUL, BEL and terminal escape sequences (past the 8 KiB binary probe) must not land in statement_text,
     which `thmforge search` prints to a terminal."""

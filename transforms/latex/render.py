@@ -38,6 +38,7 @@ _CLOSE_RE = {
 }
 _LABEL_RE = re.compile(r"\\label\s*\{[^{}]*\}")
 _SPACE_RE = re.compile(r"\s+")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")   # TeX ignores or rejects them; terminals obey them
 _OPENLOGIC_RE = re.compile(r"!(!|A)([a-z^]*)\{([^{}]*)\}")
 _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
 _NEEDS_LATEX2TEXT_RE = re.compile(r"[\\{}~&#^_]|--|``|''")
@@ -62,7 +63,7 @@ _FAST_TOKEN_RE = re.compile(r"\\([A-Za-z]+)|\\(.)|(---|--|``|''|[{}~])|([\^_&#\\
 
 
 def normalize_space(text: str) -> str:
-    return unicodedata.normalize("NFC", _SPACE_RE.sub(" ", text).strip())
+    return unicodedata.normalize("NFC", _SPACE_RE.sub(" ", _CONTROL_RE.sub("", text)).strip())
 
 
 def _math_piece(kind: str, content: str, env: Optional[str] = None) -> str:

@@ -162,8 +162,12 @@ def unpack_submission(data: bytes, single_name: str, limits: Limits, location: s
         data, events = gunzip_bounded(data, limits.max_submission_bytes, location)
         if any(e.fatal for e in events):
             return Unpacked({}, events)
-        if not data:
-            events.append(Event("read", "empty-member", "nothing could be decompressed", location, fatal=True))
+        if not data:   # the corruption, when there was one, is the reason nothing came out
+            corrupt = next((e for e in events if e.error_class == "corrupt-gzip"), None)
+            if corrupt is not None:
+                corrupt.fatal = True
+            else:
+                events.append(Event("read", "empty-member", "nothing could be decompressed", location, fatal=True))
             return Unpacked({}, events)
     if looks_like_tar(data):
         unpacked = untar_bounded(data, limits, location)

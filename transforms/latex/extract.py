@@ -197,7 +197,7 @@ class _Document:
         self.declarations = declarations
         run.check_time()
         run.stage = "segment"
-        self.seg: Segmentation = segment(text, self.found, self.body_start, self.body_end)
+        self.seg: Segmentation = segment(text, self.found, self.body_start, self.body_end, run.check_time)
         for _, tail in self.flat.ignored:
             self.seg.skipped.extend(unread_statements(tail, self.found, AFTER_ENDINPUT))
         run.check_time()

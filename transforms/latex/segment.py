@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import re
-from typing import Optional
+from typing import Callable, Optional
 
 from transforms.latex.discover import Discovery
 from transforms.latex.model import DocEvent
@@ -24,6 +25,7 @@ PATH_LEVELS = (0, 1, 2, 3)          # chapter .. subsubsection titles make the s
 COUNTER_COMMANDS = ("setcounter", "addtocounter", "stepcounter", "refstepcounter")
 MAX_TITLE = 2000
 _SPACES_RE = re.compile(r"\s*")
+_TOKENS_PER_CLOCK_CHECK = 64
 UNCLOSED = "unclosed-environment"
 AFTER_END = "after-end-document"
 AFTER_ENDINPUT = "after-endinput"
@@ -92,8 +94,9 @@ def _int_or_none(text: Optional[str]) -> Optional[int]:
 
 
 class _Segmenter:
-    def __init__(self, text: str, found: Discovery, start: int, end: int):
+    def __init__(self, text: str, found: Discovery, start: int, end: int, check_time: Callable[[], None]):
         self.text, self.found, self.start, self.end = text, found, start, end
+        self.check_time = check_time
         self.stack: list[_Frame] = []
         self.open_statements: list[_Frame] = []     # the statement frames of the stack, in order
         self.open_count: dict[str, int] = {}
@@ -134,10 +137,12 @@ class _Segmenter:
         text, found = self.text, self.found
         token = _token_re(frozenset(found.label_macros))
         pos = self.start
-        while True:
+        for count in itertools.count():
             m = token.search(text, pos, self.end)
             if not m:
                 break
+            if count % _TOKENS_PER_CLOCK_CHECK == 0:   # a token may scan a bounded group: watch the clock
+                self.check_time()
             pos = m.end()
             if m.group("be"):
                 pos = self._begin_or_end(m)
@@ -331,10 +336,14 @@ def unread_statements(text: str, found: Discovery, reason: str) -> list[tuple[st
     return [(m.group(1), reason) for m in _BEGIN_RE.finditer(text) if m.group(1) in found.envs]
 
 
-def segment(text: str, found: Discovery, start: int = 0, end: Optional[int] = None) -> Segmentation:
-    """Statements of text[start:end] (the document body) in document order, with numbering events."""
+def segment(text: str, found: Discovery, start: int = 0, end: Optional[int] = None,
+            check_time: Callable[[], None] = lambda: None) -> Segmentation:
+    """Statements of text[start:end] (the document body) in document order, with numbering events.
+
+    `check_time` is called every few tokens and may raise to stop a paper over its time budget.
+    """
     end = len(text) if end is None else end
-    result = _Segmenter(text, found, start, end).run()
+    result = _Segmenter(text, found, start, end, check_time).run()
     result.statements.sort(key=lambda s: s.ordinal)
     result.doc_events.sort(key=lambda e: e.pos)
     renumbered = {s.ordinal: i for i, s in enumerate(result.statements)}

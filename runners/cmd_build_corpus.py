@@ -15,6 +15,7 @@ Any other --option is a Beam pipeline option and passes through to the runner.
 from __future__ import annotations
 
 import argparse
+import collections
 import glob
 import json
 import os
@@ -45,6 +46,13 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--metadata is arXiv's metadata snapshot; --source {args.source} takes none")
     if args.metadata and "://" not in args.metadata and not os.path.isfile(args.metadata):
         raise UsageError(f"--metadata {args.metadata}: no such file")
+    project_flags = [f"--{flag.replace('_', '-')}" for flag in
+                     ("project_name", "project_url", "statement_url", "project_year", "format_file")
+                     if getattr(args, flag)]
+    if project_flags and args.source != "latex-project":
+        raise UsageError(f"{', '.join(project_flags)} only apply to --source latex-project")
+    if args.project_name and len(args.input) > 1:
+        raise UsageError("--project-name names one project: give one --input")
     if args.files_per_partition < 1:
         raise UsageError("--files-per-partition must be at least 1")
     for flag in ("max_submission_bytes", "max_files", "max_file_bytes", "paper_timeout"):
@@ -71,18 +79,26 @@ def _validate_runner(options: PipelineOptions) -> None:
 
 
 def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
-    """The inputs as paths; arXiv globs are expanded, other sources' local inputs must exist."""
+    """The inputs as paths; arXiv globs are expanded, other sources' local inputs must exist, and
+    no two inputs may share a name (the name owns the output files of its papers)."""
     from transforms.sources import arxiv
 
     if source == arxiv.SOURCE:
         try:
-            return arxiv.expand_inputs(inputs, store)
+            paths = arxiv.expand_inputs(inputs, store)
         except FileNotFoundError as exc:
             raise UsageError(str(exc)) from None
-    missing = [p for p in inputs if "://" not in p and not glob.glob(p)]
-    if missing:
-        raise UsageError(f"no input matches {', '.join(missing)}")
-    return list(inputs)
+    else:
+        missing = [p for p in inputs if "://" not in p and not glob.glob(p)]
+        if missing:
+            raise UsageError(f"no input matches {', '.join(missing)}")
+        paths = list(inputs)
+    names = collections.Counter(arxiv.group_name(p) for p in paths)
+    clashes = sorted(name for name, n in names.items() if n > 1)
+    if clashes:
+        raise UsageError(f"inputs share the name {', '.join(clashes)}: run them into separate outputs "
+                         "or give folders of distinct names")
+    return paths
 
 
 def _recorded_options(args: argparse.Namespace, beam_args: list[str]) -> dict:
@@ -117,7 +133,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     total = count_submissions(inputs, store) if progress and args.source == arxiv.SOURCE else None
     read = ReadConfig(source=args.source, limits=corpus_options.limits(), requester_pays=args.s3_requester_pays,
                       staging=staging_dir(args.output), total_papers=total, progress=progress,
-                      describe_context=getattr(describe, "context", "body"), launcher_pid=os.getpid())
+                      describe_context=getattr(describe, "context", "body"), launcher_pid=os.getpid(),
+                      source_options=corpus_options.source_options())
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
                           files_per_partition=args.files_per_partition, describe=describe, embed=embed,
                           gpu_accelerator=args.gpu_accelerator)

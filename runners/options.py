@@ -36,6 +36,17 @@ class CorpusOptions(PipelineOptions):
                            help="Beam accelerator resource hint for the embedding step and the vllm "
                                 "describer only, e.g. 'type:nvidia-l4;count:1;install-nvidia-driver' "
                                 "(Dataflow starts GPU workers for those steps)")
+        project = parser.add_argument_group("latex-project (books and notes; one input)")
+        project.add_argument("--project-name", default=None, metavar="NAME",
+                             help="paper id latex-project:NAME (default: the folder's name)")
+        project.add_argument("--project-url", default=None, metavar="URL", help="link of the project")
+        project.add_argument("--statement-url", default=None, metavar="TEMPLATE",
+                             help="link of each statement, with {label}, {number} and {name} placeholders")
+        project.add_argument("--project-year", type=int, default=None, metavar="YEAR",
+                             help="year partition of the project's statements (default: none)")
+        project.add_argument("--format-file", action="append", default=[], metavar="FILE",
+                             help="a file the root is compiled after, as with a dumped TeX format "
+                                  "(SymmetryBook: macros.tex); repeatable")
         limits = parser.add_argument_group("limits (per submission; every limit hit is recorded)")
         limits.add_argument("--max-submission-bytes", type=int, default=_DEFAULT_LIMITS.max_submission_bytes,
                             help="decompressed bytes of all files together (gzip and tar bombs)")
@@ -45,6 +56,12 @@ class CorpusOptions(PipelineOptions):
                             help="bytes of one file (larger files are ignored and recorded)")
         limits.add_argument("--paper-timeout", type=float, default=_DEFAULT_LIMITS.timeout_s,
                             help="seconds of extraction per paper before it is recorded as failed (timeout)")
+
+    def source_options(self) -> tuple[tuple[str, object], ...]:
+        """Keyword options of the latex-project reader that were given (picklable pairs)."""
+        given = {"name": self.project_name, "url": self.project_url, "statement_url": self.statement_url,
+                 "year": self.project_year, "format_files": tuple(self.format_file) or None}
+        return tuple((k, v) for k, v in given.items() if v is not None)
 
     def limits(self) -> Limits:
         return Limits(max_submission_bytes=self.max_submission_bytes, max_files=self.max_files,

@@ -44,7 +44,10 @@ def theorem_id(paper_id: str, ordinal: int, digest: str) -> str:
 
 
 def statement_url(sub: Submission, st: Statement) -> Optional[str]:
-    """The statement's link: its Stacks tag page, else the paper's page with the label or number."""
+    """The statement's link: the one its source made, its Stacks tag page, else the paper's page
+    with the label or number."""
+    if st.url:
+        return st.url
     if st.tag and sub.source == "stacks":
         return STACKS_TAG_URL + st.tag
     if not sub.url:
@@ -151,6 +154,7 @@ class ReadConfig:
     total_papers: Optional[int] = None   # for progress lines; None when unknown
     progress: bool = False
     describe_context: str = "body"  # body+abstract / body+intro: theorem rows carry that context
+    source_options: tuple[tuple[str, object], ...] = ()   # keyword options of the source's `read`
     launcher_pid: int = 0           # progress lines from other processes say which worker they count
 
     @property
@@ -198,7 +202,7 @@ class ReadSourceSubmissions(beam.DoFn):
         module = source_module(self.config.source)
         group = arxiv.group_name(path)
         count = 0
-        for sub in module.read([path], self.config.limits):
+        for sub in module.read([path], self.config.limits, **dict(self.config.source_options)):
             sub.bundle = path   # the input names the output files and the accounting of its papers
             count += 1
             yield sub

@@ -55,7 +55,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--project-name names one project: give one --input")
     if args.files_per_partition < 1:
         raise UsageError("--files-per-partition must be at least 1")
-    for flag in ("max_submission_bytes", "max_files", "max_file_bytes", "paper_timeout"):
+    for flag in ("max_submission_bytes", "max_files", "max_file_bytes", "paper_timeout", "include_depth",
+                 "macro_depth", "macro_output_bytes"):
         if getattr(args, flag) <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be positive")
 

@@ -54,6 +54,12 @@ class CorpusOptions(PipelineOptions):
                             help="files in one submission")
         limits.add_argument("--max-file-bytes", type=int, default=_DEFAULT_LIMITS.max_file_bytes,
                             help="bytes of one file (larger files are ignored and recorded)")
+        limits.add_argument("--include-depth", type=int, default=_DEFAULT_LIMITS.include_depth,
+                            help="nesting of \\input/\\include before an include is refused and recorded")
+        limits.add_argument("--macro-depth", type=int, default=_DEFAULT_LIMITS.macro_depth,
+                            help="nesting of macro expansions before a macro is given up and recorded")
+        limits.add_argument("--macro-output-bytes", type=int, default=_DEFAULT_LIMITS.macro_output_bytes,
+                            help="size of one expanded statement before a macro is given up and recorded")
         limits.add_argument("--paper-timeout", type=float, default=_DEFAULT_LIMITS.timeout_s,
                             help="seconds of extraction per paper before it is recorded as failed (timeout)")
 
@@ -65,4 +71,6 @@ class CorpusOptions(PipelineOptions):
 
     def limits(self) -> Limits:
         return Limits(max_submission_bytes=self.max_submission_bytes, max_files=self.max_files,
-                      max_file_bytes=self.max_file_bytes, timeout_s=self.paper_timeout)
+                      max_file_bytes=self.max_file_bytes, timeout_s=self.paper_timeout,
+                      include_depth=self.include_depth, macro_depth=self.macro_depth,
+                      macro_output_bytes=self.macro_output_bytes)

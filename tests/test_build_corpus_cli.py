@@ -52,3 +52,21 @@ def test_inputs_with_the_same_name_are_refused(tmp_path, capsys):
     code = main(["build-corpus", "--source", "latex-project", "--output", str(tmp_path / "o"),
                  "--input", str(tmp_path / "a" / "notes"), str(tmp_path / "b" / "notes")])
     assert code == 2 and "share the name notes" in capsys.readouterr().err
+
+
+def test_limits_given_on_the_command_line_reach_extraction(tmp_path):
+    root = tmp_path / "nested"
+    root.mkdir()
+    (root / "main.tex").write_text("\\documentclass{article}\\newtheorem{lemma}{Lemma}\\begin{document}"
+                                   "\\input{a}\\end{document}")
+    (root / "a.tex").write_text("\\begin{lemma}Shallow.\\end{lemma}\\input{b}")
+    (root / "b.tex").write_text("\\begin{lemma}Deep.\\end{lemma}")
+    out = tmp_path / "out"
+    assert main(["build-corpus", "--source", "latex-project", "--input", str(root), "--output", str(out),
+                 "--embed-model", "none", "--no-progress", "--include-depth", "1"]) == 0
+    from schemas import FAILURES
+    con = duckdb.connect()
+    con.execute(theorems_table().view_sql(str(out)))
+    con.execute(FAILURES.view_sql(str(out)))
+    assert con.execute("SELECT statement_text FROM theorems").fetchall() == [("Shallow.",)]
+    assert con.execute("SELECT stage, error_class FROM failures").fetchall() == [("flatten", "include-depth")]

@@ -1,13 +1,14 @@
 """Retrieval quality on thmforge's own evaluation set, per search mode and per representation.
 
-  .venv/bin/python benchmarks/retrieval_eval.py [--corpus DIR] [--rebuild] [--rerank MODEL]
+  .venv/bin/python benchmarks/retrieval_eval.py [--corpus DIR] [--rebuild] [--rerank MODEL] [--approximate N]
 
 Builds (or reuses) a corpus over the shared books and papers with the real pipeline
 (`thmforge build-corpus --source latex-project --embed-statements`), then evaluates
 `retrieval/evalsets/queries.jsonl` with vector, lexical and hybrid search over both stored
 representations: the description embedding (`embedding`) and the statement-text embedding
 (`statement_embedding`). With the offline `text` describer the description is a plain-text
-rendering of the statement, so the two representations differ only by that rendering.
+rendering of the statement, so the two representations differ only by that rendering. Vector
+search from the HNSW index (`--approximate`) is scored too, with its recall@10 against exact search.
 """
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from retrieval import approx  # noqa: E402
 from retrieval.catalog import open_catalog  # noqa: E402
 from retrieval.evaluate import evaluate, read_queries, write_ranks  # noqa: E402
+from retrieval.filters import Filters  # noqa: E402
 from retrieval.render import metrics_table  # noqa: E402
 from retrieval.search import MODES, Searcher  # noqa: E402
 
@@ -44,6 +47,19 @@ def build(out: pathlib.Path) -> float:
     return time.perf_counter() - start
 
 
+def report_approximate(corpus: pathlib.Path, representation: str, queries, shortlist: int, exact: Searcher) -> None:
+    """Vector search from the HNSW index: its metrics, and recall@10 against the exact top 10."""
+    searcher = Searcher(open_catalog(str(corpus)), representation=representation, approximate=shortlist)
+    start = time.perf_counter()
+    searcher.ranking(queries[0].query, 10, Filters(), "vector")
+    print(f"HNSW index over {searcher.size} statements built in {time.perf_counter() - start:.1f}s")
+    results, unresolved = evaluate(searcher, queries, ["vector"], k=20)
+    results[0].mode = f"vector hnsw {shortlist}"
+    print(metrics_table(results, len(queries), unresolved, label=f"{representation}, approximate (HNSW)"))
+    top = [[[d for d, _ in s.ranking(q.query, 10, Filters(), "vector")] for q in queries] for s in (searcher, exact)]
+    print(f"HNSW recall@10 against exact search: {approx.recall_at_k(top[0], top[1], 10):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(REPO / "out" / "evalset-corpus"), help="corpus directory")
@@ -52,6 +68,9 @@ def main() -> None:
     parser.add_argument("--rerank", metavar="MODEL", help="also evaluate reranking with this cross-encoder")
     parser.add_argument("--lexical-weight", type=float, default=0.5,
                         help="BM25 weight of the extra weighted-fusion hybrid row (default 0.5)")
+    parser.add_argument("--approximate", type=int, default=100, metavar="N",
+                        help="also run vector search from the HNSW index with this shortlist and report its "
+                             "recall@10 against exact search (0: skip; default 100)")
     parser.add_argument("--ranks-out", metavar="DIR", help="write per-query ranks per representation here")
     args = parser.parse_args()
 
@@ -91,6 +110,8 @@ def main() -> None:
                        if not searcher.con.execute("SELECT count(*) FROM search_corpus WHERE list_contains(?, label)",
                                                    [list(q.labels)]).fetchall()[0][0]]
             print(f"gold not extracted for: {missing}")
+        if args.approximate:
+            report_approximate(corpus, representation, queries, args.approximate, searcher)
         if args.rerank:
             from retrieval.rerank import CrossEncoderReranker
 

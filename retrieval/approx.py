@@ -1,11 +1,13 @@
-"""Approximate vector search: a sign-bit (binary-quantized) shortlist, reranked by exact cosine.
+"""Approximate vector search: an HNSW index from DuckDB's `vss` extension, behind `--approximate N`.
 
-DuckDB's `vss` extension (HNSW) is not bundled with the 2.0.1 wheels and `INSTALL vss` needs the
-network, so the approximate index here is the one the seed system deploys in pgvector: every
-vector is reduced to its sign bits (dim/64 UBIGINT words), a query scans those words by Hamming
-distance (`bit_count(xor(...))`, a few integer operations per row instead of dim float products),
-and the `shortlist` nearest by Hamming are re-scored exactly. Recall against exact search is
-measured by `recall_at_k` and reported by the benchmarks.
+The index lives in memory, built on first use from the same unit vectors as exact search. A query
+takes the N nearest rows from the index (`hnsw_ef_search` is raised to N so the graph search
+explores at least that many), then applies the filters and keeps the top k: with a filter that
+few rows pass, fewer than k may survive, which is the price of a shortlist. Building is slow
+(hundreds of seconds per 100k vectors on 2 cores, see `benchmarks/search_latency.py`), so it pays
+off for a long-running `serve` over a large corpus, not for one-off queries. Its recall against
+exact search is printed by that benchmark (synthetic vectors) and by `benchmarks/retrieval_eval.py
+--approximate` (the evaluation corpus).
 """
 from __future__ import annotations
 
@@ -15,43 +17,38 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-BITS = 64
+from retrieval import extensions
+
+M = 16                  # graph degree (vss default)
+EF_CONSTRUCTION = 128   # build-time candidate list (vss default)
 
 
-def sign_words(vectors: np.ndarray) -> np.ndarray:
-    """(n, dim) float vectors to (n, ceil(dim/64)) uint64 words of their sign bits."""
-    vectors = np.atleast_2d(vectors)
-    n, dim = vectors.shape
-    words = -(-dim // BITS)
-    bits = np.zeros((n, words * BITS), dtype=bool)
-    bits[:, :dim] = vectors > 0
-    packed = np.packbits(bits, axis=1, bitorder="little")           # (n, words * 8) bytes
-    return packed.view("<u8").reshape(n, words)
-
-
-def build_sign_index(con: duckdb.DuckDBPyConnection, source: str, column: str, table: str = "approx_bits",
-                     chunk: int = 100_000) -> int:
-    """Create `table(doc, w0..)` from `source(doc, column)`; returns the number of words per vector."""
-    rows = con.sql(f"SELECT doc, {column} FROM {source} WHERE {column} IS NOT NULL ORDER BY doc").to_arrow_table()
-    docs = rows.column("doc").to_numpy()
-    values = rows.column(column).combine_chunks()
-    dim = values.type.list_size if pa.types.is_fixed_size_list(values.type) else len(values[0]) if len(values) else 1
-    matrix = np.asarray(values.flatten().to_numpy(zero_copy_only=False), dtype=np.float32).reshape(len(docs), dim)
-    words = sign_words(matrix) if len(docs) else np.zeros((0, -(-dim // BITS)), dtype=np.uint64)
-    n_words = words.shape[1]
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} (doc INTEGER, "
-                + ", ".join(f"w{i} UBIGINT" for i in range(n_words)) + ")")
+def build_index(con: duckdb.DuckDBPyConnection, table: str, docs: np.ndarray, matrix: np.ndarray,
+                chunk: int = 100_000) -> None:
+    """Create `table(doc, v FLOAT[dim])` from unit vectors and an HNSW index on `v` (cosine)."""
+    extensions.load(con, "vss")
+    dim = int(matrix.shape[1])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} (doc INTEGER, v FLOAT[{dim}])")
     for start in range(0, len(docs), chunk):
-        batch = pa.table({"doc": pa.array(docs[start:start + chunk], pa.int32()),
-                          **{f"w{i}": pa.array(words[start:start + chunk, i]) for i in range(n_words)}})
+        block = np.ascontiguousarray(matrix[start:start + chunk], dtype=np.float32)
+        batch = pa.table({"doc": pa.array(np.asarray(docs[start:start + chunk], dtype=np.int32)),
+                          "v": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1)), dim)})
         con.execute(f"INSERT INTO {table} SELECT * FROM batch")
-    return n_words
+    con.execute(f"CREATE INDEX {table}_hnsw ON {table} USING HNSW (v) "
+                f"WITH (metric = 'cosine', M = {M}, ef_construction = {EF_CONSTRUCTION})")
 
 
-def hamming_sql(n_words: int, table: str = "approx_bits") -> str:
-    """(doc, distance) of every indexed row to the query's words bound as `?` parameters, one per word."""
-    distance = " + ".join(f"bit_count(xor(w{i}, ?::UBIGINT))" for i in range(n_words))
-    return f"SELECT doc, {distance} AS distance FROM {table}"
+def shortlist_sql(table: str, dim: int, size: int) -> str:
+    """(doc, cosine) of the `size` nearest rows by the index, for the query bound as one `?`.
+
+    DuckDB answers this from the index only in this shape: ORDER BY the distance of the column to
+    one constant, with a LIMIT; the same vector bound twice reads as two constants and scans."""
+    return (f"SELECT doc, 1 - distance AS score FROM (SELECT doc, array_cosine_distance(v, ?::FLOAT[{dim}]) "
+            f"AS distance FROM {table} ORDER BY distance LIMIT {int(size)})")
+
+
+def set_search_breadth(con: duckdb.DuckDBPyConnection, size: int) -> None:
+    con.execute(f"SET hnsw_ef_search = {max(64, int(size))}")
 
 
 def recall_at_k(approx: Sequence[Sequence[int]], exact: Sequence[Sequence[int]], k: int) -> float:

@@ -2,7 +2,9 @@
 
 The theorems joined with their papers are materialized once into an in-memory DuckDB table
 (`search_corpus`), so repeated queries (serve, eval) scan memory rather than re-reading Parquet.
-Vector search is exact: cosine similarity against every stored embedding, ordered with LIMIT k.
+Vector search is exact by default: the cosine with every stored embedding (`retrieval.vectors`
+holds them, normalized and split for speed), ordered with LIMIT k. Lexical search is BM25 from
+DuckDB's fts extension; `approximate=N` answers vector queries from an HNSW index (vss) instead.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Optional, Sequence
 import duckdb
 import numpy as np
 
-from retrieval import approx, lexical
+from retrieval import approx, lexical, vectors
 from retrieval.catalog import Catalog
 from retrieval.filters import Filters, where_sql
 from runners.errors import UsageError
@@ -64,15 +66,16 @@ def snippet(text: Optional[str], limit: int = SNIPPET_CHARS) -> str:
 
 
 def materialize(con: duckdb.DuckDBPyConnection) -> int:
-    """Build `search_corpus` (theorems joined with papers, one dense `doc` id each); its row count."""
+    """Build `search_corpus` (theorems joined with papers, one dense `doc` id each); its row count.
+    Embeddings stay out of it: `Searcher` loads one representation's vectors when a query needs them."""
     con.execute("""
         CREATE OR REPLACE TEMP TABLE search_corpus AS
         WITH p AS (
             SELECT * FROM papers QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY source_id) = 1
         )
-        SELECT (row_number() OVER (ORDER BY t.theorem_id) - 1)::INTEGER AS doc,
+        SELECT (row_number() OVER (ORDER BY t.theorem_id, t.paper_id, t.source) - 1)::INTEGER AS doc,
                t.theorem_id, t.paper_id, t.source, t.year, t.kind, t.display_name, t.number, t.title,
-               t.label, t.tag, t.statement_text, t.description, t.embedding, t.statement_embedding,
+               t.label, t.tag, t.statement_text, t.description,
                coalesce(t.url, p.url) AS url, p.title AS paper_title, coalesce(p.authors, []) AS authors,
                lower(array_to_string(coalesce(p.authors, []), ' | ')) AS authors_key,
                list_distinct(list_concat(coalesce(p.categories, []),
@@ -120,9 +123,10 @@ class Searcher:
         self.query_model = query_model
         self.reranker = reranker
         self.rerank_depth = rerank_depth
-        self.approximate = approximate      # shortlist size of the sign-bit index; None: exact search
+        self.approximate = approximate      # shortlist taken from the HNSW index; None: exact search
         self.lexical_weight = lexical_weight  # weight of the BM25 ranking in hybrid fusion (vector: 1)
-        self._approx_words: Optional[int] = None
+        self._vectors: Optional[vectors.VectorTable] = None
+        self._hnsw_ready = False
         self._encoder = None
         self._lexical_ready = False
         try:
@@ -146,7 +150,10 @@ class Searcher:
         if self.query_model and resolve_model_path(self.query_model) != resolve_model_path(info.model):
             raise UsageError(f"query model {self.query_model!r} differs from the corpus's model {info.model!r}: "
                              "its vectors would not be comparable")
-        has_vectors = self.con.execute(f"SELECT count({self.column}) FROM search_corpus").fetchall()[0][0]
+        try:
+            has_vectors = self.con.execute(f"SELECT count({self.column}) FROM theorems").fetchall()[0][0]
+        except duckdb.Error as exc:
+            raise UsageError(f"stored vectors do not match the manifest's {info.dim}-d embedding record ({exc})") from None
         if self.size and not has_vectors:
             raise UsageError(f"no stored vectors in column {self.column!r} for the {self.representation!r} representation")
         try:
@@ -168,42 +175,80 @@ class Searcher:
         except duckdb.Error as exc:
             raise UsageError(f"search failed: {exc}") from None
 
-    def vector_ranking(self, query: str, k: int, filters: Filters, vector: Optional[list[float]] = None):
-        where, params = where_sql(filters)
-        dim = int(self.catalog.embedding.dim) if self.catalog.embedding else 0
-        vector = vector if vector is not None else self.embed_query(query)
-        if self.approximate:
-            return self._approximate_ranking(vector, k, filters, dim)
-        sql = (f"SELECT c.doc, array_cosine_similarity(c.{self.column}, ?::FLOAT[{dim}]) AS score "
-               f"FROM search_corpus c WHERE c.{self.column} IS NOT NULL AND {where} "
-               f"ORDER BY score DESC, c.doc LIMIT {int(k)}")
-        return self._run(sql, [vector] + params)
+    def _unit_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """(docs, unit vectors) of this representation, read from the theorems view."""
+        docs, matrix = vectors.fetch_matrix(self.con, f"""
+            SELECT c.doc, t.{self.column} FROM search_corpus c JOIN theorems t USING (theorem_id)
+            WHERE t.{self.column} IS NOT NULL
+            QUALIFY row_number() OVER (PARTITION BY c.doc) = 1 ORDER BY c.doc""")
+        return docs, vectors.normalized(matrix)
 
-    def _approximate_ranking(self, vector: list[float], k: int, filters: Filters, dim: int):
-        """Top `approximate` rows by sign-bit Hamming distance, re-scored by exact cosine."""
-        if self._approx_words is None:
-            self._approx_words = approx.build_sign_index(self.con, "search_corpus", self.column)
-        words = [int(w) for w in approx.sign_words(np.asarray(vector, dtype=np.float32))[0]]
+    def _build_vector_index(self) -> str:
+        """The table vector queries scan (exact) or probe (HNSW), built on first use; its name."""
+        if self.approximate:
+            table = f"hnsw_{self.column}"
+            if not self._hnsw_ready:
+                approx.build_index(self.con, table, *self._unit_vectors())
+                self._hnsw_ready = True
+            return table
+        if self._vectors is None:
+            self._vectors = vectors.register(self.con, f"vectors_{self.column}", *self._unit_vectors())
+        return self._vectors.name
+
+    def _build_lexical_index(self) -> None:
+        if not self._lexical_ready:
+            try:
+                lexical.build_index(self.con)
+            except duckdb.Error as exc:
+                raise UsageError(f"cannot build the full-text index: {exc}") from None
+            self._lexical_ready = True
+
+    def prepare(self) -> None:
+        """Load the query model and build every index now, so that no request pays for it."""
+        if self.catalog.embedding:
+            self.encoder
+            if self.size:
+                self._build_vector_index()
+        self._build_lexical_index()
+
+    def _restrict(self, filters: Filters, alias: str) -> tuple[str, list]:
+        """A condition keeping `alias.doc` to rows that pass the filters ("true" without filters)."""
         where, params = where_sql(filters)
+        if where == "true":
+            return where, params
+        return f"{alias}.doc IN (SELECT c.doc FROM search_corpus c WHERE {where})", params
+
+    def vector_ranking(self, query: str, k: int, filters: Filters, vector: Optional[list[float]] = None):
+        vector = vector if vector is not None else self.embed_query(query)
+        if not self.size:
+            return []
+        if self.approximate:
+            return self._approximate_ranking(vector, k, filters)
+        self._build_vector_index()
+        restrict, params = self._restrict(filters, "v")
+        try:
+            query_parts = self._vectors.query_params(vector)
+        except ValueError as exc:
+            raise UsageError(f"search failed: {exc}") from None
+        return self._run(self._vectors.topk_sql(k, restrict), query_parts + params)
+
+    def _approximate_ranking(self, vector: list[float], k: int, filters: Filters):
+        """The `approximate` nearest rows by the HNSW index, filtered, best k."""
+        table = self._build_vector_index()
         shortlist = max(int(self.approximate), k)
-        sql = (f"WITH short AS (SELECT h.doc FROM ({approx.hamming_sql(self._approx_words)}) h "
-               f"JOIN search_corpus c ON c.doc = h.doc WHERE {where} ORDER BY h.distance, h.doc LIMIT {shortlist}) "
-               f"SELECT c.doc, array_cosine_similarity(c.{self.column}, ?::FLOAT[{dim}]) AS score "
-               f"FROM search_corpus c JOIN short ON short.doc = c.doc ORDER BY score DESC, c.doc LIMIT {int(k)}")
-        return self._run(sql, words + params + [vector])
+        approx.set_search_breadth(self.con, shortlist)
+        restrict, params = self._restrict(filters, "s")
+        unit = vectors.normalized(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0].tolist()
+        sql = (f"SELECT s.doc, s.score FROM ({approx.shortlist_sql(table, len(unit), shortlist)}) s "
+               f"WHERE {restrict} ORDER BY s.score DESC, s.doc LIMIT {int(k)}")
+        return self._run(sql, [unit] + params)
 
     def lexical_ranking(self, query: str, k: int, filters: Filters):
-        if not self._lexical_ready:
-            lexical.build_index(self.con)
-            self._lexical_ready = True
-        terms = lexical.query_tokens(self.con, query)
-        if not terms:
-            return []
-        where, params = where_sql(filters)
-        scored = lexical.scored_docs_sql("?")      # positional: the term list, then the filters
-        sql = (f"SELECT s.doc, s.score FROM ({scored}) s JOIN search_corpus c ON c.doc = s.doc "
-               f"WHERE {where} ORDER BY s.score DESC, s.doc LIMIT {int(k)}")
-        return self._run(sql, [terms] + params)
+        self._build_lexical_index()
+        restrict, params = self._restrict(filters, "s")
+        sql = (f"SELECT s.doc, s.score FROM ({lexical.scored_docs_sql()}) s "
+               f"WHERE {restrict} ORDER BY s.score DESC, s.doc LIMIT {int(k)}")
+        return self._run(sql, [query] + params)
 
     def ranking(self, query: str, k: int, filters: Filters, mode: str, vector: Optional[list[float]] = None):
         """(doc, score) best first; `vector` is the query's embedding when the caller has it already."""

@@ -4,7 +4,8 @@
   thmforge search out/demo "compact Hausdorff" --kind theorem,lemma --year 2015:2024 --format json
 
 Modes: vector (exact cosine over the stored embeddings, using the corpus's own model and query
-prompt from manifest.json), lexical (BM25 over statement text, description and titles) and hybrid
+prompt from manifest.json; --approximate N takes N candidates from an HNSW index instead), lexical
+(BM25 of DuckDB's full-text search over statement text, description and titles) and hybrid
 (reciprocal-rank fusion of both). --rerank MODEL reorders the top candidates with a
 sentence-transformers cross-encoder given by local path (or a name in the offline cache).
 Filters take comma-separated values or repeat; values are bound parameters, never SQL.
@@ -53,8 +54,8 @@ def add_searcher_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lexical-weight", type=float, default=1.0, metavar="W",
                         help="weight of the BM25 ranking against the vector ranking in hybrid mode (default 1)")
     parser.add_argument("--approximate", type=int, metavar="SHORTLIST",
-                        help="approximate vector search: sign-bit shortlist of this size, re-scored exactly "
-                             "(DuckDB's vss/HNSW extension cannot be installed offline)")
+                        help="approximate vector search: take this many candidates from an HNSW index (DuckDB vss, "
+                             "built in memory on first use: slow to build, for serve over large corpora)")
 
 
 def searcher_from_args(args) -> Searcher:

@@ -29,8 +29,7 @@ def run(args, beam_args) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError("--port: 0 to 65535")
     searcher = searcher_from_args(args)
-    if searcher.catalog.embedding:
-        searcher.encoder  # load the model before the first request, so a bad model fails at start
+    searcher.prepare()      # a bad model fails at start, and the first request builds no index
     try:
         server = SearchServer((args.host, args.port), searcher)
     except OSError as exc:

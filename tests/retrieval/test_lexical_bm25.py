@@ -1,4 +1,4 @@
-"""The SQL BM25 index: tokens, IDF and scores against a hand computation."""
+"""BM25 through DuckDB's fts extension: stemming, stopwords, accents and scores against a hand computation."""
 import math
 
 import duckdb
@@ -13,28 +13,41 @@ def con():
     con.execute("""CREATE TEMP TABLE search_corpus AS SELECT * FROM (VALUES
         (0, 'Every bounded monotone sequence converges.'),
         (1, 'A closed subset of a compact space is compact.'),
-        (2, 'Closed groups; the groups are abelian.'),
+        (2, 'Closed groups; the groups are abélian.'),
         (3, NULL)) t(doc, lexical_text)""")
     lexical.build_index(con)
     return con
 
 
-def test_tokens_are_lowercased_stemmed_and_stopword_free(con):
-    assert lexical.query_tokens(con, "The Closed SETS of Abélian groups, closing!") == ["clos", "set", "abelian", "group"]
-    assert lexical.query_tokens(con, "") == []
+def scores(con, query):
+    return dict(con.execute(lexical.scored_docs_sql(), [query]).fetchall())
 
 
 def test_bm25_scores_match_the_formula(con):
-    terms = lexical.query_tokens(con, "compact closed")
-    scores = dict(con.execute(lexical.scored_docs_sql(), {"terms": terms}).fetchall())
-    lengths = {0: 4, 1: 5, 2: 4, 3: 0}      # tokens left after stopwords ("every", "a", "of", "is", "the", "are")
-    avgdl = sum(lengths.values()) / 4
-    n = 4
+    lengths = {0: 4, 1: 5, 2: 4, 3: 0}      # terms left after English stopwords ("every", "a", "of", "is", ...)
+    avgdl, n = sum(lengths.values()) / 4, 4
 
     def term(tf, df, dl):
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        idf = math.log10(1 + (n - df + 0.5) / (df + 0.5))      # fts takes DuckDB's log(), base 10
         return idf * tf * (lexical.K1 + 1) / (tf + lexical.K1 * (1 - lexical.B + lexical.B * dl / avgdl))
 
-    assert set(scores) == {1, 2}
-    assert scores[1] == pytest.approx(term(2, 1, 5) + term(1, 2, 5))
-    assert scores[2] == pytest.approx(term(1, 2, 4))
+    got = scores(con, "compact closed")
+    assert set(got) == {1, 2}
+    assert got[1] == pytest.approx(term(2, 1, 5) + term(1, 2, 5))
+    assert got[2] == pytest.approx(term(1, 2, 4))
+
+
+def test_queries_are_stemmed_lowercased_and_accent_free_like_documents(con):
+    assert set(scores(con, "ABELIAN Grouping")) == {2}
+    assert set(scores(con, "converging sequences")) == {0}
+
+
+def test_stopword_only_and_empty_queries_match_nothing(con):
+    assert scores(con, "the of and is") == {}
+    assert scores(con, "") == {}
+
+
+def test_rebuilding_replaces_the_index(con):
+    con.execute("UPDATE search_corpus SET lexical_text = 'a compact group' WHERE doc = 0")
+    lexical.build_index(con)
+    assert set(scores(con, "compact")) == {0, 1}

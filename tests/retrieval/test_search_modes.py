@@ -183,33 +183,52 @@ def test_snippet_cuts_at_a_word():
     assert snippet("  short\n text ") == "short text"
 
 
-def test_sign_words_pack_the_signs():
-    import numpy as np
-
-    from retrieval.approx import sign_words
-
-    vectors = np.array([[0.5, -1.0, 2.0] + [-1.0] * 62 + [3.0], [-1.0] * 66], dtype=np.float32)
-    words = sign_words(vectors)
-    assert words.shape == (2, 2) and words.dtype == np.uint64
-    assert words[0].tolist() == [0b101, 0b10] and words[1].tolist() == [0, 0]
-
-
 def test_recall_at_k():
     from retrieval.approx import recall_at_k
 
     assert recall_at_k([[1, 2, 3], [4, 5, 6]], [[3, 2, 9], [4, 5, 6]], 3) == pytest.approx((2 / 3 + 1) / 2)
 
 
-def test_approximate_search_rescores_a_sign_bit_shortlist(corpus_dir):
+def test_approximate_search_takes_its_shortlist_from_the_hnsw_index(corpus_dir):
+    from retrieval import approx
+
     exact = Searcher(open_catalog(str(corpus_dir)))
     whole = Searcher(open_catalog(str(corpus_dir)), approximate=len(STATEMENTS))
     small = Searcher(open_catalog(str(corpus_dir)), approximate=4)
     for query in ("closed and bounded subsets of euclidean space", "normal subgroups and kernels"):
-        expected = [(h.theorem_id, h.score) for h in exact.search(query, k=5)]
-        assert [(h.theorem_id, h.score) for h in whole.search(query, k=5)] == expected
-        shortlisted = small.search(query, k=3)
-        assert len(shortlisted) == 3
-        scores = dict(expected + [(h.theorem_id, h.score) for h in exact.search(query, k=len(STATEMENTS))])
-        assert all(h.score == pytest.approx(scores[h.theorem_id]) for h in shortlisted)   # exact re-scoring
+        expected = exact.search(query, k=5)
+        got = whole.search(query, k=5)      # a shortlist of every row: the exact answer
+        assert [h.theorem_id for h in got] == [h.theorem_id for h in expected]
+        assert [h.score for h in got] == pytest.approx([h.score for h in expected], abs=1e-5)
+        assert len(small.search(query, k=3)) == 3
     lemmas = small.search("compact", k=3, filters=make_filters(kinds=["lemma"]))
     assert lemmas and all(h.kind == "lemma" for h in lemmas)
+    plan = small.con.execute("EXPLAIN " + approx.shortlist_sql("hnsw_embedding", 384, 4),
+                             [[0.1] * 384]).fetchall()[0][1]
+    assert "HNSW_INDEX_SCAN" in plan        # answered from the index, not by a scan
+
+
+def test_exact_search_matches_numpy_cosine(corpus_dir):
+    import numpy as np
+
+    searcher = Searcher(open_catalog(str(corpus_dir)))
+    rows = searcher.con.execute("SELECT theorem_id, embedding FROM theorems WHERE embedding IS NOT NULL").fetchall()
+    ids, matrix = [r[0] for r in rows], np.array([r[1] for r in rows], dtype=np.float64)
+    query = "every continuous function on a compact set is bounded"
+    q = np.array(searcher.embed_query(query), dtype=np.float64)
+    cosine = matrix @ q / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(q))
+    order = np.argsort(-cosine, kind="stable")[:5]
+    hits = searcher.search(query, k=5)
+    assert [h.theorem_id for h in hits] == [ids[i] for i in order]
+    assert [h.score for h in hits] == pytest.approx(cosine[order].tolist(), abs=1e-5)
+
+
+def test_prepare_builds_every_index_up_front(corpus_dir):
+    searcher = Searcher(open_catalog(str(corpus_dir)))
+    searcher.prepare()
+    tables = {r[0] for r in searcher.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    views = {r[0] for r in searcher.con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
+    registered = searcher.con.execute("SELECT count(*) FROM vectors_embedding").fetchall()[0][0]
+    assert registered == len(STATEMENTS)
+    assert "docs" in tables and "terms" in tables        # the fts index of fts_main_search_corpus
+    assert "theorems" in views

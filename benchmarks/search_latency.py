@@ -1,7 +1,7 @@
 """Vector search latency in DuckDB next to NumPy's matrix-vector product (the memory-bandwidth limit).
 
   .venv/bin/python benchmarks/search_latency.py [--rows 1000000] [--dim 384] [--queries 100] [-k 10]
-                                                [--hnsw-rows 50000] [--shortlist 100]
+                                                [--hnsw-rows 50000] [--shortlist 100,1000]
 
 Synthetic unit vectors stand in for a corpus's embeddings; each query is one top-k scan. Exact
 methods over all `--rows`, interleaved query by query so machine load hits them alike:
@@ -10,7 +10,8 @@ methods over all `--rows`, interleaved query by query so machine load hits them 
   - DuckDB as `thmforge search` runs it (`retrieval.vectors`: unit vectors in an Arrow table,
     split into FLOAT[32] parts whose inner products are summed). Target: within 3x of NumPy.
 Then the approximate HNSW index of `retrieval.approx` (DuckDB vss) over the first `--hnsw-rows`
-rows, as its build is slow: build time, latency, and recall@k against the exact top k of those rows.
+rows, as its build is slow: build time, then per shortlist size the latency and recall@k against
+the exact top k of those rows.
 """
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def main() -> None:
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--threads", type=int, default=0, help="DuckDB threads (0: DuckDB's default)")
     parser.add_argument("--hnsw-rows", type=int, default=50_000, help="rows indexed by HNSW (0: skip)")
-    parser.add_argument("--shortlist", type=int, default=100, help="candidates taken from the HNSW index")
+    parser.add_argument("--shortlist", default="100,1000", help="candidates taken from the HNSW index (comma-separated sizes)")
     args = parser.parse_args()
 
     rng = np.random.default_rng(20260)
@@ -130,19 +131,23 @@ def main() -> None:
         t0 = time.perf_counter()
         approx.build_index(con, "hnsw", np.arange(len(subset)), subset)
         build = time.perf_counter() - t0
-        approx.set_search_breadth(con, args.shortlist)
-        sql = approx.shortlist_sql("hnsw", args.dim, max(args.shortlist, args.k))
-
-        def hnsw_topk(q):
-            rows = con.execute(sql, [q.tolist()]).fetchall()
-            return [doc for doc, _ in sorted(rows, key=lambda r: -r[1])[: args.k]]
-
         print(f"\nHNSW index over {len(subset):,} rows (M={approx.M}, ef_construction={approx.EF_CONSTRUCTION}): "
               f"built in {build:.1f}s ({len(subset) / build:,.0f} vectors/s)")
-        report(f"approximate search over {len(subset):,} rows, shortlist {args.shortlist}", {
-            "numpy matrix @ q + argpartition": numpy_topk(subset, args.k),
-            f"duckdb vss HNSW (ef_search {max(64, args.shortlist)})": hnsw_topk,
-        }, queries, args.k, "numpy matrix @ q + argpartition")
+        methods = {"numpy matrix @ q + argpartition": numpy_topk(subset, args.k)}
+        for size in (max(int(s), args.k) for s in args.shortlist.split(",")):
+            methods[f"duckdb vss HNSW, shortlist {size}"] = hnsw_topk(con, args.dim, size, args.k)
+        report(f"approximate search over {len(subset):,} rows", methods, queries, args.k,
+               "numpy matrix @ q + argpartition")
+
+
+def hnsw_topk(con: duckdb.DuckDBPyConnection, dim: int, size: int, k: int):
+    sql = approx.shortlist_sql("hnsw", dim, size)
+
+    def run(q):
+        approx.set_search_breadth(con, size)
+        rows = con.execute(sql, [q.tolist()]).fetchall()
+        return [doc for doc, _ in sorted(rows, key=lambda r: -r[1])[:k]]
+    return run
 
 
 if __name__ == "__main__":

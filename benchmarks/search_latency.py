@@ -25,7 +25,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import duckdb  # noqa: E402
 import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
 
 from retrieval import approx, vectors  # noqa: E402
 
@@ -34,16 +33,6 @@ SEARCH = "duckdb, as search runs it"
 
 def unit_vectors(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return vectors.normalized(rng.standard_normal((n, dim), dtype=np.float32))
-
-
-def load_plain_table(con: duckdb.DuckDBPyConnection, matrix: np.ndarray, chunk: int = 100_000) -> None:
-    n, dim = matrix.shape
-    con.execute(f"CREATE TABLE plain (doc INTEGER, embedding FLOAT[{dim}])")
-    for start in range(0, n, chunk):
-        block = matrix[start:start + chunk]
-        batch = pa.table({"doc": pa.array(np.arange(start, start + len(block), dtype=np.int32)),
-                          "embedding": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1)), dim)})
-        con.execute("INSERT INTO plain SELECT * FROM batch")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -102,14 +91,14 @@ def main() -> None:
     con = duckdb.connect(":memory:")
     if args.threads:
         con.execute(f"SET threads = {int(args.threads)}")
-    load_plain_table(con, matrix)
+    vectors.create_array_table(con, "plain", np.arange(args.rows), matrix)
     table = vectors.register(con, "split", np.arange(args.rows), matrix)
     threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
     print(f"{args.rows:,} rows x {args.dim}-d float32 ({matrix.nbytes / 2**30:.2f} GiB), {args.queries} queries, "
           f"k={args.k}, DuckDB {duckdb.__version__} threads={threads}; loaded in {time.perf_counter() - t0:.1f}s")
 
     def duckdb_plain(q):
-        sql = (f"SELECT doc FROM plain ORDER BY array_cosine_similarity(embedding, ?::FLOAT[{args.dim}]) DESC, doc "
+        sql = (f"SELECT doc FROM plain ORDER BY array_cosine_similarity(v, ?::FLOAT[{args.dim}]) DESC, doc "
                f"LIMIT {args.k}")
         return [r[0] for r in con.execute(sql, [q.tolist()]).fetchall()]
 
@@ -144,7 +133,6 @@ def hnsw_topk(con: duckdb.DuckDBPyConnection, dim: int, size: int, k: int):
     sql = approx.shortlist_sql("hnsw", dim, size)
 
     def run(q):
-        approx.set_search_breadth(con, size)
         rows = con.execute(sql, [q.tolist()]).fetchall()
         return [doc for doc, _ in sorted(rows, key=lambda r: -r[1])[:k]]
     return run

@@ -1,8 +1,9 @@
 """Approximate vector search: an HNSW index from DuckDB's `vss` extension, behind `--approximate N`.
 
 The index lives in memory, built on first use from the same unit vectors as exact search. A query
-takes the N nearest rows from the index (`hnsw_ef_search` is raised to N so the graph search
-explores at least that many), then applies the filters and keeps the top k: with a filter that
+takes the N nearest rows from the index (vss searches the graph with a candidate list of
+max(hnsw_ef_search, N): measured, raising the setting to N changes no result), then applies the
+filters and keeps the top k: with a filter that
 few rows pass, fewer than k may survive, which is the price of a shortlist. Building is slow
 (hundreds of seconds per 100k vectors on 2 cores, see `benchmarks/search_latency.py`), so it pays
 off for a long-running `serve` over a large corpus, not for one-off queries. Its recall against
@@ -15,25 +16,17 @@ from typing import Sequence
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
-from retrieval import extensions
+from retrieval import extensions, vectors
 
 M = 16                  # graph degree (vss default)
 EF_CONSTRUCTION = 128   # build-time candidate list (vss default)
 
 
-def build_index(con: duckdb.DuckDBPyConnection, table: str, docs: np.ndarray, matrix: np.ndarray,
-                chunk: int = 100_000) -> None:
+def build_index(con: duckdb.DuckDBPyConnection, table: str, docs: np.ndarray, matrix: np.ndarray) -> None:
     """Create `table(doc, v FLOAT[dim])` from unit vectors and an HNSW index on `v` (cosine)."""
     extensions.load(con, "vss")
-    dim = int(matrix.shape[1])
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} (doc INTEGER, v FLOAT[{dim}])")
-    for start in range(0, len(docs), chunk):
-        block = np.ascontiguousarray(matrix[start:start + chunk], dtype=np.float32)
-        batch = pa.table({"doc": pa.array(np.asarray(docs[start:start + chunk], dtype=np.int32)),
-                          "v": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1)), dim)})
-        con.execute(f"INSERT INTO {table} SELECT * FROM batch")
+    vectors.create_array_table(con, table, docs, matrix)
     con.execute(f"CREATE INDEX {table}_hnsw ON {table} USING HNSW (v) "
                 f"WITH (metric = 'cosine', M = {M}, ef_construction = {EF_CONSTRUCTION})")
 
@@ -45,10 +38,6 @@ def shortlist_sql(table: str, dim: int, size: int) -> str:
     one constant, with a LIMIT; the same vector bound twice reads as two constants and scans."""
     return (f"SELECT doc, 1 - distance AS score FROM (SELECT doc, array_cosine_distance(v, ?::FLOAT[{dim}]) "
             f"AS distance FROM {table} ORDER BY distance LIMIT {int(size)})")
-
-
-def set_search_breadth(con: duckdb.DuckDBPyConnection, size: int) -> None:
-    con.execute(f"SET hnsw_ef_search = {max(64, int(size))}")
 
 
 def recall_at_k(approx: Sequence[Sequence[int]], exact: Sequence[Sequence[int]], k: int) -> float:

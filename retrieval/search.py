@@ -125,8 +125,8 @@ class Searcher:
         self.rerank_depth = rerank_depth
         self.approximate = approximate      # shortlist taken from the HNSW index; None: exact search
         self.lexical_weight = lexical_weight  # weight of the BM25 ranking in hybrid fusion (vector: 1)
-        self._vectors: Optional[vectors.VectorTable] = None
-        self._hnsw_ready = False
+        self._vectors: Optional[vectors.VectorTable] = None    # exact search's table
+        self._vector_index: Optional[str] = None                # the table vector queries read
         self._encoder = None
         self._lexical_ready = False
         try:
@@ -151,12 +151,6 @@ class Searcher:
             raise UsageError(f"query model {self.query_model!r} differs from the corpus's model {info.model!r}: "
                              "its vectors would not be comparable")
         try:
-            has_vectors = self.con.execute(f"SELECT count({self.column}) FROM theorems").fetchall()[0][0]
-        except duckdb.Error as exc:
-            raise UsageError(f"stored vectors do not match the manifest's {info.dim}-d embedding record ({exc})") from None
-        if self.size and not has_vectors:
-            raise UsageError(f"no stored vectors in column {self.column!r} for the {self.representation!r} representation")
-        try:
             encoder = _encoder_for(EncoderConfig(model=info.model, query_prompt=info.query_prompt,
                                                  document_prompt=info.document_prompt, normalize=info.normalize))
         except (OSError, ValueError) as exc:
@@ -177,23 +171,28 @@ class Searcher:
 
     def _unit_vectors(self) -> tuple[np.ndarray, np.ndarray]:
         """(docs, unit vectors) of this representation, read from the theorems view."""
-        docs, matrix = vectors.fetch_matrix(self.con, f"""
-            SELECT c.doc, t.{self.column} FROM search_corpus c JOIN theorems t USING (theorem_id)
-            WHERE t.{self.column} IS NOT NULL
-            QUALIFY row_number() OVER (PARTITION BY c.doc) = 1 ORDER BY c.doc""")
+        try:
+            docs, matrix = vectors.fetch_matrix(self.con, f"""
+                SELECT c.doc, t.{self.column} FROM search_corpus c JOIN theorems t USING (theorem_id)
+                WHERE t.{self.column} IS NOT NULL
+                QUALIFY row_number() OVER (PARTITION BY c.doc) = 1 ORDER BY c.doc""")
+        except duckdb.Error as exc:
+            raise UsageError(f"stored vectors do not match the manifest's embedding record ({exc})") from None
+        if not len(docs):
+            raise UsageError(f"no stored vectors in column {self.column!r} for the {self.representation!r} representation")
         return docs, vectors.normalized(matrix)
 
     def _build_vector_index(self) -> str:
         """The table vector queries scan (exact) or probe (HNSW), built on first use; its name."""
-        if self.approximate:
-            table = f"hnsw_{self.column}"
-            if not self._hnsw_ready:
-                approx.build_index(self.con, table, *self._unit_vectors())
-                self._hnsw_ready = True
-            return table
-        if self._vectors is None:
-            self._vectors = vectors.register(self.con, f"vectors_{self.column}", *self._unit_vectors())
-        return self._vectors.name
+        if self._vector_index is None:
+            docs, matrix = self._unit_vectors()
+            if self.approximate:
+                approx.build_index(self.con, f"hnsw_{self.column}", docs, matrix)
+                self._vector_index = f"hnsw_{self.column}"
+            else:
+                self._vectors = vectors.register(self.con, f"vectors_{self.column}", docs, matrix)
+                self._vector_index = self._vectors.name
+        return self._vector_index
 
     def _build_lexical_index(self) -> None:
         if not self._lexical_ready:
@@ -236,12 +235,11 @@ class Searcher:
         """The `approximate` nearest rows by the HNSW index, filtered, best k."""
         table = self._build_vector_index()
         shortlist = max(int(self.approximate), k)
-        approx.set_search_breadth(self.con, shortlist)
         restrict, params = self._restrict(filters, "s")
-        unit = vectors.normalized(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0].tolist()
-        sql = (f"SELECT s.doc, s.score FROM ({approx.shortlist_sql(table, len(unit), shortlist)}) s "
+        query = vectors.unit(vector).tolist()
+        sql = (f"SELECT s.doc, s.score FROM ({approx.shortlist_sql(table, len(query), shortlist)}) s "
                f"WHERE {restrict} ORDER BY s.score DESC, s.doc LIMIT {int(k)}")
-        return self._run(sql, [unit] + params)
+        return self._run(sql, [query] + params)
 
     def lexical_ranking(self, query: str, k: int, filters: Filters):
         self._build_lexical_index()

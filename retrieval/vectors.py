@@ -27,6 +27,23 @@ def normalized(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms > 0, norms, 1)
 
 
+def unit(vector) -> np.ndarray:
+    """One query vector scaled to unit length."""
+    return normalized(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+
+
+def create_array_table(con: duckdb.DuckDBPyConnection, table: str, docs: np.ndarray, matrix: np.ndarray,
+                       chunk: int = 100_000) -> None:
+    """A DuckDB temp table `table(doc INTEGER, v FLOAT[dim])` holding `matrix` row by row."""
+    dim = int(matrix.shape[1])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} (doc INTEGER, v FLOAT[{dim}])")
+    for start in range(0, len(docs), chunk):
+        block = np.ascontiguousarray(matrix[start:start + chunk], dtype=np.float32)
+        batch = pa.table({"doc": pa.array(np.asarray(docs[start:start + chunk], dtype=np.int32)),
+                          "v": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1)), dim)})
+        con.execute(f"INSERT INTO {table} SELECT * FROM batch")
+
+
 @dataclasses.dataclass(frozen=True)
 class VectorTable:
     """A registered Arrow table `name(doc, p0, p1, ...)`; `widths` are the parts' lengths."""
@@ -52,11 +69,11 @@ class VectorTable:
 
     def query_params(self, vector) -> list[list[float]]:
         """The normalized query cut into the parts `score_sql` binds."""
-        unit = normalized(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
-        if unit.shape[0] != self.dim:
-            raise ValueError(f"query has {unit.shape[0]} dimensions, the stored vectors {self.dim}")
+        query = unit(vector)
+        if query.shape[0] != self.dim:
+            raise ValueError(f"query has {query.shape[0]} dimensions, the stored vectors {self.dim}")
         bounds = np.cumsum((0,) + self.widths)
-        return [unit[a:b].tolist() for a, b in zip(bounds[:-1], bounds[1:])]
+        return [query[a:b].tolist() for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def part_widths(dim: int, width: int = PART_WIDTH) -> tuple[int, ...]:

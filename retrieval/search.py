@@ -170,17 +170,20 @@ class Searcher:
             raise UsageError(f"search failed: {exc}") from None
 
     def _unit_vectors(self) -> tuple[np.ndarray, np.ndarray]:
-        """(docs, unit vectors) of this representation, read from the theorems view."""
+        """(docs, unit vectors) of this representation, read from the theorems view. A streaming
+        join: no sort or window over the vectors (1.5 KB a row), and rows stay in any order."""
         try:
             docs, matrix = vectors.fetch_matrix(self.con, f"""
-                SELECT c.doc, t.{self.column} FROM search_corpus c JOIN theorems t USING (theorem_id)
-                WHERE t.{self.column} IS NOT NULL
-                QUALIFY row_number() OVER (PARTITION BY c.doc) = 1 ORDER BY c.doc""")
+                SELECT c.doc, t.{self.column} FROM theorems t JOIN search_corpus c USING (theorem_id)
+                WHERE t.{self.column} IS NOT NULL""")
         except duckdb.Error as exc:
             raise UsageError(f"stored vectors do not match the manifest's embedding record ({exc})") from None
         if not len(docs):
             raise UsageError(f"no stored vectors in column {self.column!r} for the {self.representation!r} representation")
-        return docs, vectors.normalized(matrix)
+        unique, first = np.unique(docs, return_index=True)
+        if len(unique) < len(docs):         # a theorem id stored twice: keep one vector per doc
+            docs, matrix = unique, matrix[first]
+        return docs, vectors.normalized(matrix, in_place=True)
 
     def _build_vector_index(self) -> str:
         """The table vector queries scan (exact) or probe (HNSW), built on first use; its name."""

@@ -20,11 +20,16 @@ PART_WIDTH = 32
 BATCH_ROWS = 65_536         # record batches: even shares for the threads, each large enough to amortize its setup
 
 
-def normalized(matrix: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (float32); all-zero rows stay zero."""
+def normalized(matrix: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """Rows scaled to unit length (float32); all-zero rows stay zero. `in_place` reuses a writable
+    float32 `matrix`, so that a million-row corpus is not held twice."""
     matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms > 0, norms, 1)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]     # no (n, dim) temporary
+    norms[norms == 0] = 1
+    if in_place:
+        matrix /= norms
+        return matrix
+    return matrix / norms
 
 
 def unit(vector) -> np.ndarray:
@@ -99,20 +104,22 @@ def arrow_parts(docs: np.ndarray, matrix: np.ndarray, widths: tuple[int, ...],
 
 
 def register(con: duckdb.DuckDBPyConnection, name: str, docs: np.ndarray, matrix: np.ndarray) -> VectorTable:
-    """Normalize `matrix` (one row per doc) and register it as `name` on `con`."""
+    """Register `matrix` (unit vectors, one row per doc: see `normalized`) as `name` on `con`."""
     widths = part_widths(matrix.shape[1])
-    table = arrow_parts(docs, normalized(matrix), widths)
+    table = arrow_parts(docs, matrix, widths)
     con.register(name, table)
     return VectorTable(name=name, widths=widths, rows=len(docs), table=table)
 
 
 def fetch_matrix(con: duckdb.DuckDBPyConnection, sql: str, params=None) -> tuple[np.ndarray, np.ndarray]:
-    """(docs, matrix) from a query returning (doc, array or list of floats) with no NULL vectors."""
+    """(docs, matrix) from a query returning (doc, array or list of floats) with no NULL vectors;
+    the matrix is a writable copy, made chunk by chunk from DuckDB's Arrow result."""
     rows = con.execute(sql, params or []).to_arrow_table()
     docs = rows.column(0).to_numpy()
-    values = rows.column(1).combine_chunks()
+    values = rows.column(1)
     if not len(docs):
-        return docs, np.zeros((0, values.type.list_size if pa.types.is_fixed_size_list(values.type) else 0),
-                              dtype=np.float32)
-    flat = np.asarray(values.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+        dim = values.type.list_size if pa.types.is_fixed_size_list(values.type) else 0
+        return docs, np.zeros((0, dim), dtype=np.float32)
+    flat = np.concatenate([np.asarray(chunk.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+                           for chunk in values.chunks if len(chunk)])
     return docs, flat.reshape(len(docs), -1)

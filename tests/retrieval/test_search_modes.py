@@ -232,3 +232,17 @@ def test_prepare_builds_every_index_up_front(corpus_dir):
     assert registered == len(STATEMENTS)
     assert "docs" in tables and "terms" in tables        # the fts index of fts_main_search_corpus
     assert "theorems" in views
+
+
+def test_a_theorem_stored_twice_gets_one_vector_per_row(tmp_path, encoder):
+    import shutil
+
+    root = write_corpus(tmp_path, encoder)
+    for path in list((root / "theorems").rglob("*.parquet")):
+        shutil.copy(path, path.with_name("copy-" + path.name))      # every theorem id now stored twice
+    searcher = Searcher(open_catalog(str(root)))
+    hits = searcher.search("closed and bounded subsets of euclidean space", k=6)
+    assert searcher.size == 2 * len(STATEMENTS)
+    assert searcher._vectors.rows == 2 * len(STATEMENTS)
+    assert len({(h.theorem_id, h.rank) for h in hits}) == 6
+    assert hits[0].theorem_id == hits[1].theorem_id and hits[0].score == pytest.approx(hits[1].score)

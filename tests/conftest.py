@@ -19,3 +19,14 @@ def shared_corpora() -> pathlib.Path:
         pytest.skip("../shared/corpora is not present")
     return SHARED
 
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/ from the current extraction instead of comparing to it")
+
+
+@pytest.fixture(scope="session")
+def update_golden(request) -> bool:
+    """True when golden files are to be regenerated (`--update-golden` or THMFORGE_UPDATE_GOLDEN=1)."""
+    return request.config.getoption("--update-golden") or os.environ.get("THMFORGE_UPDATE_GOLDEN") == "1"

@@ -5,7 +5,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.latex.macros import collect_macros, expand_declaration_wrappers, expand_macros
+from transforms.latex.declarations import prepare_declarations
+from transforms.latex.definitions import collect_macros
+from transforms.latex.macros import expand_macros
 from transforms.latex.model import Limits
 
 LIMITS = Limits()
@@ -160,7 +162,7 @@ def test_defthm_wrapper_becomes_plain_declarations():
 \newtheorem{thm}{Theorem}[section]
 \defthm{lem}{Lemma}{Lemmas}
 """
-    out = expand_declaration_wrappers(pre, collect_macros(pre, LIMITS), LIMITS)
+    out = prepare_declarations(pre, collect_macros(pre, LIMITS), LIMITS)
     assert r"\newaliascnt{lem}{thm}" in out
     assert r"\newtheorem{lem}[lem]{Lemma}" in out
     assert r"\aliascntresetthe{lem}" in out
@@ -174,14 +176,14 @@ def test_delimited_def_wrapper_and_wrapper_calling_wrapper():
 \cnewtheorem{lemma}[theorem]{Lemma}
 \both{claim}{Claim}
 """
-    out = expand_declaration_wrappers(pre, collect_macros(pre, LIMITS), LIMITS)
+    out = prepare_declarations(pre, collect_macros(pre, LIMITS), LIMITS)
     assert r"\newtheorem{lemma}[theorem]{Lemma}" in out
     assert r"\newtheorem{claim}[theorem]{Claim}\newtheorem*{claim*}{Claim}" in out
 
 
 def test_preamble_without_wrappers_is_unchanged():
     pre = r"\newcommand{\R}{\mathbb{R}}\newtheorem{theorem}{Theorem}"
-    assert expand_declaration_wrappers(pre, collect_macros(pre, LIMITS), LIMITS) == pre
+    assert prepare_declarations(pre, collect_macros(pre, LIMITS), LIMITS) == pre
 
 
 def test_large_statement_with_a_large_table():
@@ -201,7 +203,7 @@ def test_wrapper_written_with_tex_programming_still_declares():
 """
     table = collect_macros(pre, LIMITS)
     assert "mythm" not in table
-    out = expand_declaration_wrappers(pre, table, LIMITS)
+    out = prepare_declarations(pre, table, LIMITS)
     assert r"\newtheorem{conj}{Conjecture}" in out
 
 
@@ -226,4 +228,4 @@ def test_any_input_terminates_without_raising_and_stays_bounded(preamble, text):
     expanded, failed = expand_macros(text, table, limits)
     assert isinstance(expanded, str) and all(name.startswith("\\") for name in failed)
     assert len(expanded) <= len(text) + 2 * limits.macro_output_bytes + 10 * len(text)
-    expand_declaration_wrappers(preamble, table, limits)
+    prepare_declarations(preamble, table, limits)

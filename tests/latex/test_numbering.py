@@ -1,7 +1,11 @@
 """Numbering from hand-written event streams: each rule of LaTeX's counters that theorems meet."""
 import pytest
 
-from transforms.latex.model import DocEvent, EnvSpec
+from transforms.latex.comments import strip_comments
+from transforms.latex.declarations import prepare_declarations
+from transforms.latex.definitions import collect_macros
+from transforms.latex.extract import extract_submission
+from transforms.latex.model import DocEvent, EnvSpec, Limits
 from transforms.latex.numbering import (Numberer, count_equation_numbers, equation_wrappers, parse_format,
                                         render_value)
 
@@ -19,8 +23,14 @@ def stmt(env):
     return DocEvent(0, "begin_statement", env, 0)
 
 
+def prepared(preamble, limits=Limits()):
+    """The preamble as the extractor hands it to numbering: comments stripped, wrappers expanded."""
+    preamble = strip_comments(preamble)
+    return prepare_declarations(preamble, collect_macros(preamble, limits), limits)
+
+
 def run(preamble, envs, events, book=False):
-    numberer = Numberer(preamble, {e.name: e for e in envs}, book=book)
+    numberer = Numberer(prepared(preamble), {e.name: e for e in envs}, book=book)
     numbers = [(e.type, numberer.feed(e)) for e in events]
     return [number for kind, number in numbers if kind == "begin_statement"]
 
@@ -132,6 +142,19 @@ def test_aliascnt_through_author_wrapper_and_equations_sharing_the_register():
     assert run(preamble, envs, events, book=True) == ["1.1.1", "1.1.3", "1.1", "1.2.1", "2.0.1", "2.1"]
 
 
+def test_numbering_reads_the_declarations_prepared_within_the_run_limits():
+    # \lemma shares the theorem counter only through a wrapper two calls deep: with --macro-depth 1
+    # the wrapper is left as written for discovery, and numbering must not expand it on its own.
+    tex = (r"\documentclass{article}\newtheorem{theorem}{Theorem}\newtheorem{lemma}{Lemma}"
+           r"\newcommand{\share}[1]{\newaliascnt{#1}{theorem}}\newcommand{\setup}{\share{lemma}}\setup"
+           r"\begin{document}\begin{theorem}A\end{theorem}\begin{lemma}B\end{lemma}\end{document}")
+    numbers = {}
+    for depth in (32, 1):
+        result = extract_submission({"a.tex": tex.encode()}, limits=Limits(macro_depth=depth))
+        numbers[depth] = [s.number for s in result.statements]
+    assert numbers == {32: ["1", "2"], 1: ["1", "1"]}
+
+
 def test_renewed_the_formats():
     envs = [spec("theorem"), spec("conjecture")]
     preamble = r"""\renewcommand{\thetheorem}{\Roman{theorem}}
@@ -149,7 +172,7 @@ def test_thmtools_sibling_and_numberwithin_via_envspec():
 
 def test_counterwithout_and_newcounter():
     preamble = r"\newcounter{step}[section]\counterwithout{equation}{chapter}"
-    numberer = Numberer(preamble, {}, book=True)
+    numberer = Numberer(prepared(preamble), {}, book=True)
     numberer.feed(sec("chapter"))
     numberer.feed(DocEvent(0, "begin_env", "equation", 1))
     assert numberer.format("equation") == "1"

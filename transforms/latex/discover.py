@@ -1,9 +1,8 @@
 """Which environments are theorem-like, and which hide their content (verbatim, comments).
 
-Declarations are read from the flattened preamble (local .sty/.cls already inlined) and the body:
-`\\newtheorem` in its three forms and starred, thmtools `\\declaretheorem`, llncs `\\spnewtheorem`,
-mdframed `\\newmdtheoremenv`, tcolorbox `\\newtcbtheorem`, ntheorem's variants, and
-`\\newenvironment` wrappers around any of those. Standard names (theorem, lemma, ...) used without
+Declarations are read from the prepared preamble (local .sty/.cls inlined, declaration wrappers
+expanded) and the body: the theorem commands of `declarations.py`, and `\\newenvironment` wrappers
+around any of those. Standard names (theorem, lemma, ...) used without
 a declaration count, because document classes provide them. A proof declared as a theorem is still
 a proof.
 """
@@ -13,10 +12,11 @@ import dataclasses
 import re
 from typing import Callable, Optional
 
+from transforms.latex.declarations import DECLARING_COMMANDS, parse_declaration
 from transforms.latex.kinds import PROOF, kind_for
 from transforms.latex.model import EnvSpec
 from transforms.latex.numbering import NUMBERED_EQUATION_ENVS
-from transforms.latex.scan import mandatory, optional, split_top_level, strip_braces
+from transforms.latex.scan import mandatory, optional
 
 STANDARD_THEOREM_NAMES = (
     "theorem", "lemma", "proposition", "corollary", "definition", "conjecture", "claim", "remark",
@@ -34,20 +34,17 @@ DEFAULT_PROOF_ENVS = frozenset({"proof", "proof*"})
 # the statement body and kept as its proof.
 DEFAULT_SOLUTION_ENVS = frozenset({"solution", "sol", "soln", "answer"})
 
-_DECL_RE = re.compile(
-    r"\\(newtheorem|renewtheorem|spnewtheorem|declaretheorem|newmdtheoremenv|newtcbtheorem|"
-    r"newtcolorbox|newenvironment|renewenvironment|NewEnviron|RenewEnviron|NewDocumentEnvironment|"
-    r"excludecomment|lstnewenvironment|DefineVerbatimEnvironment|newminted|newmintedfile)"
-    r"(?![A-Za-z@])(\*?)")
+# Environment declarations that are not theorems: wrappers (maybe around a theorem), comments, verbatims.
+_ENVIRONMENT_COMMANDS = ("newtcolorbox", "newenvironment", "renewenvironment", "NewEnviron", "RenewEnviron",
+                         "NewDocumentEnvironment", "excludecomment", "lstnewenvironment",
+                         "DefineVerbatimEnvironment", "newminted", "newmintedfile")
+_DECL_RE = re.compile(r"\\(" + "|".join(DECLARING_COMMANDS + _ENVIRONMENT_COMMANDS) + r")(?![A-Za-z@])(\*?)")
 _BEGIN_NAME_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,64})\}|\\csname\s*([^\\\s{}]{1,64})\s*\\endcsname")
 _HIDING_BODY_RE = re.compile(r"\\(comment|verbatim|Verbatim|lstlisting|minted)(?![A-Za-z@])")
 _CONDITIONAL_RE = re.compile(r"\\if|\\let\s*\\comment")
 _LABEL_MACRO_RE = re.compile(
     r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand)\*?\s*\{?\s*\\([A-Za-z@]+)\s*\}?"
     r"\s*\[1\]|\\def\s*\\([A-Za-z@]+)#1\s*(?=\{)")
-_TITLE_JUNK_RE = re.compile(r"\\(?:protect|bfseries|itshape|scshape|upshape|normalfont|textbf|textsc|"
-                            r"textit|emph|bf|it|sc|rm|sf|relax)(?![A-Za-z@])|[{}~]")
-_SPACE_RE = re.compile(r"\s+")
 _USED_ENV_RE = re.compile(r"\\begin\s*\{(" + "|".join(STANDARD_THEOREM_NAMES) + r")\*?\}")
 
 
@@ -63,99 +60,6 @@ class Discovery:
     label_macros: set[str] = dataclasses.field(default_factory=lambda: {"label"})
     tcb_label_prefix: dict[str, str] = dataclasses.field(default_factory=dict)  # tcolorbox: env -> prefix
     equation_aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # wrapper -> equation env
-
-
-def display_title(raw: str, expand: Callable[[str], str] = lambda s: s) -> str:
-    """A declaration's title as shown: `{\\bfseries Main Theorem}` -> "Main Theorem"."""
-    title = expand(raw) if "\\" in raw else raw
-    title = _TITLE_JUNK_RE.sub(" ", title)
-    return _SPACE_RE.sub(" ", title).strip()
-
-
-def _spec(name: str, title_raw: str, *, numbered: bool, counter: Optional[str], within: Optional[str],
-          declared_by: str, expand: Callable[[str], str]) -> EnvSpec:
-    display = display_title(title_raw, expand) or name[:1].upper() + name[1:]
-    return EnvSpec(name=name, display_name=display, kind=kind_for(display, name), numbered=numbered,
-                   counter=(counter or None), within=(within or None), declared_by=declared_by)
-
-
-def _parse_newtheorem(text: str, pos: int, star: str, command: str, expand) -> tuple[list[EnvSpec], int]:
-    """\\newtheorem{env}[shared]{Title}, {env}{Title}[within], \\newtheorem*{env}{Title}; llncs and
-    mdframed variants share the shape (llncs adds two font arguments, mdframed a leading option)."""
-    if command == "newmdtheoremenv":
-        _, pos = optional(text, pos)
-    name = mandatory(text, pos)
-    if not name:
-        return [], pos
-    shared, pos = optional(text, name[1])
-    title = mandatory(text, pos)
-    if not title:
-        return [], name[1]
-    pos = title[1]
-    within = None
-    if shared is None:
-        within, pos = optional(text, pos)
-    if command == "spnewtheorem":
-        for _ in range(2):
-            font = mandatory(text, pos)
-            if font:
-                pos = font[1]
-    env = name[0].strip()
-    if not env or "#" in env or "\\" in env:
-        return [], pos
-    spec = _spec(env, title[0], numbered=not star, counter=(shared or "").strip(),
-                 within=(within or "").strip(), declared_by="\\" + command + star, expand=expand)
-    return [spec], pos
-
-
-_KEYS_NAME = ("name", "title", "heading")
-_KEYS_COUNTER = ("sibling", "sharenumber", "sharecounter", "numberlike", "counter")
-_KEYS_WITHIN = ("numberwithin", "parent", "within")
-
-
-def _parse_declaretheorem(text: str, pos: int, star: str, expand) -> tuple[list[EnvSpec], int]:
-    """thmtools: \\declaretheorem[key=value,...]{env,...} (or the options after the name)."""
-    before, pos = optional(text, pos)
-    names = mandatory(text, pos)
-    if not names:
-        return [], pos
-    after, pos = optional(text, names[1])
-    options: dict[str, str] = {}
-    for part in split_top_level(",".join(o for o in (before, after) if o)):
-        key, _, value = part.partition("=")
-        options[key.strip().lower()] = strip_braces(value)
-    numbered = options.get("numbered", "yes").strip().lower() not in ("no", "false") and not star
-    title = next((options[k] for k in _KEYS_NAME if k in options), "")
-    counter = next((options[k] for k in _KEYS_COUNTER if k in options), None)
-    within = next((options[k] for k in _KEYS_WITHIN if k in options), None)
-    specs = []
-    for env in split_top_level(names[0]):
-        if env and "#" not in env and "\\" not in env:
-            specs.append(_spec(env, title or env[:1].upper() + env[1:], numbered=numbered, counter=counter,
-                               within=within, declared_by="\\declaretheorem", expand=expand))
-    return specs, pos
-
-
-def _parse_tcbtheorem(text: str, pos: int, expand) -> tuple[list[EnvSpec], Optional[str], int]:
-    """\\newtcbtheorem[init]{env}{Title}{options}{prefix}: used as \\begin{env}{title}{label}."""
-    init, pos = optional(text, pos)
-    args = []
-    for _ in range(4):
-        got = mandatory(text, pos)
-        if not got:
-            return [], None, pos
-        args.append(got[0])
-        pos = got[1]
-    env, title, _, prefix = (a.strip() for a in args)
-    within = None
-    for part in split_top_level(init or ""):
-        key, _, value = part.partition("=")
-        if key.strip() == "number within":
-            within = value.strip()
-    numbered = _spec(env, title, numbered=True, counter=None, within=within,
-                     declared_by="\\newtcbtheorem", expand=expand)
-    starred = dataclasses.replace(numbered, name=env + "*", numbered=False)
-    return [numbered, starred], prefix, pos
 
 
 def _parse_newenvironment(text: str, pos: int, command: str) -> tuple[Optional[str], str, int]:
@@ -192,14 +96,12 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
                 break
             command, star = m.group(1), m.group(2)
             pos = m.end()
-            if command in ("newtheorem", "renewtheorem", "spnewtheorem", "newmdtheoremenv"):
-                specs, pos = _parse_newtheorem(text, pos, star, command, expand)
-            elif command == "declaretheorem":
-                specs, pos = _parse_declaretheorem(text, pos, star, expand)
-            elif command == "newtcbtheorem":
-                specs, prefix, pos = _parse_tcbtheorem(text, pos, expand)
-                for spec in specs:
-                    found.tcb_label_prefix[spec.name] = prefix or ""
+            if command in DECLARING_COMMANDS:
+                declared = parse_declaration(text, pos, command, star, expand)
+                specs, pos = declared.specs, declared.end
+                if declared.label_prefix is not None:
+                    for spec in specs:
+                        found.tcb_label_prefix[spec.name] = declared.label_prefix
             elif command in ("excludecomment",):
                 got = mandatory(text, pos)
                 if got:

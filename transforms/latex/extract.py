@@ -18,7 +18,9 @@ from transforms.latex.comments import strip_comments
 from transforms.latex.decode import decode_tex, looks_binary
 from transforms.latex.discover import Discovery, discover
 from transforms.latex.flatten import Flattened, document_body_span, flatten
-from transforms.latex.macros import MacroTable, collect_macros, expand_declaration_wrappers, expand_macros
+from transforms.latex.declarations import prepare_declarations
+from transforms.latex.definitions import MacroTable, collect_macros
+from transforms.latex.macros import expand_macros
 from transforms.latex.mainfile import document_class, find_main_file, is_tex_name
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement
 from transforms.latex.numbering import Numberer
@@ -56,7 +58,7 @@ class _GuardedMacros:
 
     def wrappers(self, preamble: str) -> str:
         try:
-            return expand_declaration_wrappers(preamble, self.table, self.run.limits)
+            return prepare_declarations(preamble, self.table, self.run.limits)
         except Exception as exc:
             self._record(exc, "expanding declaration wrappers failed", "")
             return preamble

@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from transforms.latex.macros import collect_macros, expand_declaration_wrappers, group_end
-from transforms.latex.model import DocEvent, EnvSpec, Limits
+from transforms.latex.model import DocEvent, EnvSpec
+from transforms.latex.scan import group_end
 
 SECTION_LEVELS = {"part": -1, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3,
                   "paragraph": 4, "subparagraph": 5}
@@ -33,7 +33,6 @@ _FORMAT_TOKEN_RE = re.compile(
     r"|\\[A-Za-z@]+\*?|\\.|[{}~]"                                # other commands, braces: dropped
     r"|([^\\{}~]+)"                                              # literal text
 )
-_COMMENT_RE = re.compile(r"(?<!\\)%[^\n]*")
 _NAME = r"\s*\{\s*([A-Za-z@*]+)\s*\}"
 _DIRECTIVE_RE = re.compile(
     r"\\(newaliascnt)" + _NAME + _NAME
@@ -153,9 +152,14 @@ def count_equation_numbers(env: str, body: str) -> int:
 
 
 class Numberer:
-    """Counters of one document; `feed` its events in order to get each statement's number."""
+    """Counters of one document; `feed` its events in order to get each statement's number.
 
-    def __init__(self, preamble: str, envs: dict[str, EnvSpec], *, book: bool):
+    `declarations` is the prepared preamble (`declarations.prepare_declarations`): comments already
+    stripped and declaration wrappers already expanded within the run's limits, the same text
+    discovery read, so numbering neither re-reads the sources nor expands macros on its own.
+    """
+
+    def __init__(self, declarations: str, envs: dict[str, EnvSpec], *, book: bool):
         self.book = book
         self._values: dict[str, int] = {}
         self._register: dict[str, str] = {}        # counter -> counter whose value it uses
@@ -169,12 +173,9 @@ class Numberer:
             if spec.numbered and spec.counter is None:
                 self._new_counter(spec.name, spec.within)
                 self._env_counter[spec.name] = spec.name
-        limits = Limits()
-        preamble = _COMMENT_RE.sub("", preamble)
-        preamble = expand_declaration_wrappers(preamble, collect_macros(preamble, limits), limits)
-        self._apply_preamble(preamble)
+        self._apply_preamble(declarations)
         self.equation_envs: dict[str, str] = {e: e for e in NUMBERED_EQUATION_ENVS}
-        self.equation_envs.update(equation_wrappers(preamble))
+        self.equation_envs.update(equation_wrappers(declarations))
         for spec in envs.values():
             if spec.numbered and spec.name not in self._env_counter:
                 self._env_counter[spec.name] = self._resolve_shared(spec, envs)

@@ -1,18 +1,28 @@
-"""Small linear scanning helpers shared by the extraction steps: groups, optional arguments, spaces.
+"""The token reader every extraction step uses: control sequences, groups, arguments, spaces.
 
-Every scan is bounded (`max_len`) so that an unbalanced brace costs a bounded look-ahead, never a
-pass over the rest of a 30 MB file.
+TeX's arguments come in three shapes: a `{...}` group (or `[...]` optional group), a single token
+(`\\cmd x` takes `x`), and, for `\\def` with delimited parameters, everything up to a delimiter at
+brace depth 0. All three rest on one brace-balancing scan (`_balanced_stop`), a linear regex walk,
+so no input can make a reader backtrack. Scans that look ahead for a closing brace are bounded
+(`max_len`) where an unbalanced brace would otherwise cost a pass over the rest of a 30 MB file.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
 _SPACES_RE = re.compile(r"[ \t\r\n]*")
 _INLINE_SPACES_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?")     # at most one newline: no \par
 _GROUP_CHARS = {"{": re.compile(r"\\.|[{}]", re.S), "[": re.compile(r"\\.|[{}\]]", re.S)}
+CONTROL_SEQUENCE_RE = re.compile(r"\\([A-Za-z@]+|.)", re.S)      # group(1): the name, without backslash
 
 DEFAULT_MAX_GROUP = 20_000
+
+
+def is_letter(c: str) -> bool:
+    """Whether `c` may continue a control word (`\\name`): a letter or `@`."""
+    return ("a" <= c <= "z") or ("A" <= c <= "Z") or c == "@"
 
 
 def skip_spaces(text: str, pos: int) -> int:
@@ -24,6 +34,27 @@ def skip_inline_spaces(text: str, pos: int) -> int:
     return _INLINE_SPACES_RE.match(text, pos).end()
 
 
+def _balanced_stop(text: str, start: int, end: int, tokens: re.Pattern, brace_closes: bool) -> Optional[re.Match]:
+    """The first stop token at brace depth 0 in text[start:end]: a non-brace token of `tokens`, or,
+    when `brace_closes`, the `}` that closes the group `start` is in.
+
+    Escaped characters (`\\{`) are skipped. None when no stop comes, or when a `}` closes the
+    enclosing group first (an argument never runs past its own group).
+    """
+    depth = 0
+    for m in tokens.finditer(text, start, end):
+        c = m.group()
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if depth == 0:
+                return m if brace_closes else None
+            depth -= 1
+        elif depth == 0 and c[0] != "\\":
+            return m
+    return None
+
+
 def group(text: str, pos: int, max_len: int = DEFAULT_MAX_GROUP) -> Optional[tuple[str, int]]:
     """(content, index after) of the `{...}` or `[...]` group starting at text[pos]; braces balanced.
 
@@ -32,21 +63,47 @@ def group(text: str, pos: int, max_len: int = DEFAULT_MAX_GROUP) -> Optional[tup
     if pos >= len(text) or text[pos] not in _GROUP_CHARS:
         return None
     opener = text[pos]
-    depth = 0
-    limit = min(len(text), pos + max_len)
-    for m in _GROUP_CHARS[opener].finditer(text, pos + (opener == "["), limit):
-        c = m.group()
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth < 0:
-                return None
-            if opener == "{" and depth == 0:
-                return text[pos + 1:m.start()], m.end()
-        elif c == "]" and depth == 0:
-            return text[pos + 1:m.start()], m.end()
-    return None
+    stop = _balanced_stop(text, pos + 1, min(len(text), pos + max_len), _GROUP_CHARS[opener], opener == "{")
+    return None if stop is None else (text[pos + 1:stop.start()], stop.end())
+
+
+def group_end(text: str, start: int) -> int:
+    """Index just after the `{...}` (or `[...]`) group opening at `start`; -1 if unbalanced (unbounded)."""
+    found = group(text, start, max_len=len(text))
+    return found[1] if found else -1
+
+
+def undelimited_argument(text: str, pos: int) -> Optional[tuple[str, int]]:
+    """An undelimited TeX argument at `pos` (spaces skipped): a group's content or one token."""
+    pos = skip_spaces(text, pos)
+    if pos >= len(text):
+        return None
+    c = text[pos]
+    if c == "{":
+        end = group_end(text, pos)
+        return None if end < 0 else (text[pos + 1:end - 1], end)
+    if c == "}":
+        return None
+    if c == "\\":
+        m = CONTROL_SEQUENCE_RE.match(text, pos)
+        return (m.group(), m.end()) if m else None
+    return c, pos + 1
+
+
+def delimited_argument(text: str, pos: int, delimiter: str) -> Optional[tuple[str, int]]:
+    """A `\\def` argument ending at `delimiter` at brace depth 0; one outer brace pair removed."""
+    stop = _balanced_stop(text, pos, len(text), _delimiter_tokens(delimiter), False)
+    if stop is None:
+        return None
+    arg = text[pos:stop.start()]
+    if arg.startswith("{") and group_end(arg, 0) == len(arg):
+        arg = arg[1:-1]
+    return arg, stop.end()
+
+
+@functools.lru_cache(maxsize=256)
+def _delimiter_tokens(delimiter: str) -> re.Pattern:
+    return re.compile(r"\\.|[{}]|" + re.escape(delimiter), re.S)
 
 
 def mandatory(text: str, pos: int, max_len: int = DEFAULT_MAX_GROUP) -> Optional[tuple[str, int]]:
@@ -69,15 +126,14 @@ def optional(text: str, pos: int, max_len: int = DEFAULT_MAX_GROUP) -> tuple[Opt
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     """`text` split at `sep` outside braces (key=value lists)."""
-    parts, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == sep and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
+    parts, start = [], 0
+    tokens = _delimiter_tokens(sep)
+    while True:
+        stop = _balanced_stop(text, start, len(text), tokens, False)
+        if stop is None:
+            break
+        parts.append(text[start:stop.start()])
+        start = stop.end()
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
 

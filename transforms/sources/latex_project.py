@@ -13,7 +13,7 @@ import os
 import re
 from typing import Iterator, Optional
 
-from transforms.latex.macros import group_end
+from transforms.latex.scan import group_end
 from transforms.latex.mainfile import rank_main_candidates
 from transforms.sources.folder import read_tree
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission

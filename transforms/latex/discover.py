@@ -13,8 +13,9 @@ import re
 from typing import Callable, Optional
 
 from transforms.latex.declarations import DECLARING_COMMANDS, parse_declaration
+from transforms.latex.definitions import MacroTable, collect_macros
 from transforms.latex.kinds import PROOF, kind_for
-from transforms.latex.model import EnvSpec
+from transforms.latex.model import EnvSpec, Limits
 from transforms.latex.numbering import NUMBERED_EQUATION_ENVS
 from transforms.latex.scan import mandatory, optional
 
@@ -42,9 +43,6 @@ _DECL_RE = re.compile(r"\\(" + "|".join(DECLARING_COMMANDS + _ENVIRONMENT_COMMAN
 _BEGIN_NAME_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,64})\}|\\csname\s*([^\\\s{}]{1,64})\s*\\endcsname")
 _HIDING_BODY_RE = re.compile(r"\\(comment|verbatim|Verbatim|lstlisting|minted)(?![A-Za-z@])")
 _CONDITIONAL_RE = re.compile(r"\\if|\\let\s*\\comment")
-_LABEL_MACRO_RE = re.compile(
-    r"\\(?:newcommand|renewcommand|providecommand|DeclareRobustCommand)\*?\s*\{?\s*\\([A-Za-z@]+)\s*\}?"
-    r"\s*\[1\]|\\def\s*\\([A-Za-z@]+)#1\s*(?=\{)")
 _USED_ENV_RE = re.compile(r"\\begin\s*\{(" + "|".join(STANDARD_THEOREM_NAMES) + r")\*?\}")
 
 
@@ -81,10 +79,12 @@ def _parse_newenvironment(text: str, pos: int, command: str) -> tuple[Optional[s
     return name[0].strip(), begin[0], (end[1] if end else begin[1])
 
 
-def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambda s: s) -> Discovery:
+def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambda s: s,
+             macros: Optional[MacroTable] = None) -> Discovery:
     """Theorem-like, proof, verbatim and comment environments declared in `preamble` (and `body`).
 
-    `expand` expands author macros in display titles (`\\newtheorem{lem}{\\lemmaname}`).
+    `expand` expands author macros in display titles (`\\newtheorem{lem}{\\lemmaname}`); `macros` is
+    the document's macro table (collected from `preamble` when not given), read for label commands.
     """
     found = Discovery()
     wrappers: list[tuple[str, str]] = []
@@ -140,7 +140,7 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
             display = name[:1].upper() + name[1:]
             found.envs[name] = EnvSpec(name, display, kind_for(display, name), numbered=True,
                                        declared_by="builtin")
-    found.label_macros |= _label_macros(preamble)
+    found.label_macros |= _label_macros(macros if macros is not None else collect_macros(preamble, Limits()))
     return found
 
 
@@ -165,12 +165,7 @@ def _resolve_wrappers(found: Discovery, wrappers: list[tuple[str, str]]) -> None
                 (found.comment_envs if kind == "comment" else found.verbatim_envs).add(name)
 
 
-def _label_macros(preamble: str) -> set[str]:
+def _label_macros(macros: MacroTable) -> set[str]:
     """One-argument author macros whose body calls \\label (Open Logic's \\ollabel)."""
-    names = set()
-    for m in _LABEL_MACRO_RE.finditer(preamble):
-        name = m.group(1) or m.group(2)
-        body = mandatory(preamble, m.end())
-        if body and "\\label" in body[0]:
-            names.add(name)
-    return names
+    every = {**macros.left_out, **macros.defs}
+    return {name for name, d in every.items() if d.args == ("m",) and "\\label" in d.body}

@@ -195,7 +195,8 @@ class _Document:
         run.check_time()
         run.stage = "discover"
         expand_title = (lambda s: self.macros.expand(s)[0]) if use_macros else (lambda s: s)
-        self.found: Discovery = discover(declarations, text[self.body_start:self.body_end], expand_title)
+        self.found: Discovery = discover(declarations, text[self.body_start:self.body_end], expand_title,
+                                         self.macros.table)
         self.declarations = declarations
         run.check_time()
         run.stage = "segment"

@@ -13,7 +13,7 @@ import re
 from typing import Optional
 
 from transforms.latex.model import DocEvent, EnvSpec
-from transforms.latex.scan import group_end
+from transforms.latex.scan import group_end, skip_spaces
 
 SECTION_LEVELS = {"part": -1, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3,
                   "paragraph": 4, "subparagraph": 5}
@@ -262,15 +262,10 @@ class Numberer:
             self._formats[counter] = [("the", within), ("text", "."), ("arabic", counter)]
 
     def _renew_the(self, preamble: str, m: re.Match) -> None:
-        counter = m.group(20)
-        start = m.end()
-        while start < len(preamble) and preamble[start] in " \t\n":
-            start += 1
-        if start >= len(preamble) or preamble[start] != "{":
-            return
-        end = group_end(preamble, start)
+        start = skip_spaces(preamble, m.end())
+        end = group_end(preamble, start) if preamble.startswith("{", start) else -1
         if end > 0:
-            self._formats[counter] = parse_format(preamble[start + 1:end - 1])
+            self._formats[m.group(20)] = parse_format(preamble[start + 1:end - 1])
 
     # -- counter operations ---------------------------------------------------------------------
 

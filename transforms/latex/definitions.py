@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Iterator, Optional, Union
+from typing import Optional, Union
 
 from transforms.latex.model import Limits
-from transforms.latex.scan import CONTROL_SEQUENCE_RE as _CS_RE, group_end, is_letter, skip_spaces, undelimited_argument
+from transforms.latex.scan import (CONTROL_SEQUENCE_RE as _CS_RE, each_command, group_end, is_letter, skip_spaces,
+                                   undelimited_argument)
 
 _DEFINERS = (
     "newcommand", "renewcommand", "providecommand", "DeclareRobustCommand",
@@ -265,13 +266,11 @@ def _parse_paired_delimiter(text: str, pos: int) -> Optional[tuple[MacroDef, int
             right[1])
 
 
-def _iter_definitions(tex: str) -> Iterator[_Definition]:
+def _definitions(tex: str) -> list[_Definition]:
     """Every macro definition in `tex`, in order; a definition's body is skipped, not scanned."""
-    pos = 0
-    while True:
-        m = _DEFINER_RE.search(tex, pos)
-        if not m:
-            return
+    found: list[_Definition] = []
+
+    def read(m: re.Match) -> int:
         command, star = m.group(1), m.group(2)
         parsed = None
         if command in ("newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"):
@@ -287,20 +286,21 @@ def _iter_definitions(tex: str) -> Iterator[_Definition]:
         elif command == "let":
             let = _parse_let(tex, m.end() - len(star))
             if let:
-                parsed = (MacroDef(let[0], "\\" + let[1], literal=True, declared_by="\\let"), let[2])
-                yield _Definition(m.start(), let[2], "let", parsed[0], alias_of=let[1])
-                pos = let[2]
-                continue
-        if parsed:
-            yield _Definition(m.start(), parsed[1], command, parsed[0])
-            pos = parsed[1]
-        else:
-            pos = m.end()
+                alias = MacroDef(let[0], "\\" + let[1], literal=True, declared_by="\\let")
+                found.append(_Definition(m.start(), let[2], "let", alias, alias_of=let[1]))
+                return let[2]
+        if not parsed:
+            return m.end()
+        found.append(_Definition(m.start(), parsed[1], command, parsed[0]))
+        return parsed[1]
+
+    each_command(tex, _DEFINER_RE, read)
+    return found
 
 
 def definition_spans(tex: str) -> list[tuple[int, int]]:
     """(start, end) of every macro definition in `tex`, in order: text that declares, not text that runs."""
-    return [(d.start, d.end) for d in _iter_definitions(tex)]
+    return [(d.start, d.end) for d in _definitions(tex)]
 
 
 def collect_macros(tex: str, limits: Limits) -> MacroTable:
@@ -311,7 +311,7 @@ def collect_macros(tex: str, limits: Limits) -> MacroTable:
     point. Definitions whose syntax this module does not model are skipped, not guessed.
     """
     defs: dict[str, MacroDef] = {}
-    for d in _iter_definitions(tex):
+    for d in _definitions(tex):
         macro = d.macro
         if d.command == "let":
             source = defs.get(d.alias_of)

@@ -9,6 +9,7 @@ a proof.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Callable, Optional
 
@@ -17,7 +18,7 @@ from transforms.latex.definitions import MacroTable, collect_macros
 from transforms.latex.kinds import PROOF, kind_for
 from transforms.latex.model import EnvSpec, Limits
 from transforms.latex.numbering import NUMBERED_EQUATION_ENVS
-from transforms.latex.scan import mandatory, optional
+from transforms.latex.scan import each_command, mandatory, optional
 
 STANDARD_THEOREM_NAMES = (
     "theorem", "lemma", "proposition", "corollary", "definition", "conjecture", "claim", "remark",
@@ -89,50 +90,7 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
     found = Discovery()
     wrappers: list[tuple[str, str]] = []
     for text in (preamble, body):
-        pos = 0
-        while True:
-            m = _DECL_RE.search(text, pos)
-            if not m:
-                break
-            command, star = m.group(1), m.group(2)
-            pos = m.end()
-            if command in DECLARING_COMMANDS:
-                declared = parse_declaration(text, pos, command, star, expand)
-                specs, pos = declared.specs, declared.end
-                if declared.label_prefix is not None:
-                    for spec in specs:
-                        found.tcb_label_prefix[spec.name] = declared.label_prefix
-            elif command in ("excludecomment",):
-                got = mandatory(text, pos)
-                if got:
-                    found.comment_envs.update(n.strip() for n in got[0].split(",") if n.strip())
-                    pos = got[1]
-                continue
-            elif command in ("lstnewenvironment", "DefineVerbatimEnvironment"):
-                got = mandatory(text, pos)
-                if got:
-                    found.verbatim_envs.add(got[0].strip())
-                    pos = got[1]
-                continue
-            elif command in ("newminted", "newmintedfile"):
-                _, p = optional(text, pos)
-                got = mandatory(text, p)
-                if got:
-                    found.verbatim_envs.add(got[0].strip() + "code")
-                    pos = got[1]
-                continue
-            else:   # \newenvironment and friends: maybe a wrapper, a comment or a verbatim
-                name, begin_code, pos = _parse_newenvironment(text, pos, command)
-                if name:
-                    wrappers.append((name, begin_code))
-                continue
-            for spec in specs:
-                if spec.kind == PROOF:
-                    found.proof_envs.add(spec.name)
-                else:
-                    found.envs[spec.name] = spec
-                    found.comment_envs.discard(spec.name)
-                    found.solution_envs.discard(spec.name)
+        each_command(text, _DECL_RE, functools.partial(_read_declaration, found, wrappers, text, expand=expand))
     _resolve_wrappers(found, wrappers)
     for m in _USED_ENV_RE.finditer(body):
         name = m.group(1)
@@ -142,6 +100,45 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
                                        declared_by="builtin")
     found.label_macros |= _label_macros(macros if macros is not None else collect_macros(preamble, Limits()))
     return found
+
+
+def _read_declaration(found: Discovery, wrappers: list[tuple[str, str]], text: str, m: re.Match,
+                      expand: Callable[[str], str]) -> int:
+    """Record what the declaration command at `m` declares; returns where its arguments end."""
+    command, star = m.group(1), m.group(2)
+    pos = m.end()
+    if command in DECLARING_COMMANDS:
+        declared = parse_declaration(text, pos, command, star, expand)
+        for spec in declared.specs:
+            if declared.label_prefix is not None:
+                found.tcb_label_prefix[spec.name] = declared.label_prefix
+            if spec.kind == PROOF:
+                found.proof_envs.add(spec.name)
+            else:
+                found.envs[spec.name] = spec
+                found.comment_envs.discard(spec.name)
+                found.solution_envs.discard(spec.name)
+        return declared.end
+    if command in ("excludecomment", "lstnewenvironment", "DefineVerbatimEnvironment"):
+        got = mandatory(text, pos)
+        if not got:
+            return pos
+        if command == "excludecomment":
+            found.comment_envs.update(n.strip() for n in got[0].split(",") if n.strip())
+        else:
+            found.verbatim_envs.add(got[0].strip())
+        return got[1]
+    if command in ("newminted", "newmintedfile"):
+        _, p = optional(text, pos)
+        got = mandatory(text, p)
+        if not got:
+            return pos
+        found.verbatim_envs.add(got[0].strip() + "code")
+        return got[1]
+    name, begin_code, pos = _parse_newenvironment(text, pos, command)   # maybe a wrapper, comment or verbatim
+    if name:
+        wrappers.append((name, begin_code))
+    return pos
 
 
 def _resolve_wrappers(found: Discovery, wrappers: list[tuple[str, str]]) -> None:

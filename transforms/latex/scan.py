@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Optional
+from typing import Callable, Optional
 
 _SPACES_RE = re.compile(r"[ \t\r\n]*")
 _INLINE_SPACES_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?")     # at most one newline: no \par
@@ -32,6 +32,17 @@ def skip_spaces(text: str, pos: int) -> int:
 def skip_inline_spaces(text: str, pos: int) -> int:
     """Spaces and at most one line break: what LaTeX skips before an optional argument."""
     return _INLINE_SPACES_RE.match(text, pos).end()
+
+
+def each_command(text: str, pattern: re.Pattern, read: Callable[[re.Match], int]) -> None:
+    """Call `read` on each match of `pattern` (a command) in order; `read` returns where the command's
+    arguments end, and the search resumes there, so text just read as an argument is not searched."""
+    pos = 0
+    while True:
+        m = pattern.search(text, pos)
+        if not m:
+            return
+        pos = max(read(m), m.end())
 
 
 def _balanced_stop(text: str, start: int, end: int, tokens: re.Pattern, brace_closes: bool) -> Optional[re.Match]:

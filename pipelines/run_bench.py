@@ -35,7 +35,6 @@ from transforms.llm import ChatClient, LLMError, RetryPolicy, call_with_retries
 from transforms.scoring.tables import (instance_files, partition_path, preferred_prediction,
                                        read_partitioned_file, write_partition)
 
-MODE_ALIASES = {"cot": "zero-shot-cot", "kshot": "k-shot", "code": "code-allowed"}
 REQUEST_COLUMNS = ("instance_id", "prompt", "prompt_parts")
 FLUSH_ROWS = 256                # a chunk file holds at most this many rows ...
 FLUSH_SECONDS = 10.0            # ... and is written at least this often while answers come in
@@ -66,7 +65,7 @@ class RunConfig:
     def __post_init__(self):
         if self.prompt_mode not in prompts.MODES:
             raise RunBenchError(f"unknown prompt mode {self.prompt_mode!r}; choose one of "
-                                f"{', '.join(prompts.MODES + tuple(MODE_ALIASES))}")
+                                f"{', '.join(prompts.MODES + tuple(prompts.MODE_ALIASES))}")
         if self.description not in prompts.DESCRIPTIONS:
             raise RunBenchError(f"unknown description {self.description!r}; choose one of {', '.join(prompts.DESCRIPTIONS)}")
         for name in ("trials", "concurrency", "max_attempts"):
@@ -86,10 +85,6 @@ class RunConfig:
 
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.max_attempts, initial_backoff_s=self.initial_backoff_s)
-
-
-def normalize_mode(mode: str) -> str:
-    return MODE_ALIASES.get(mode, mode)
 
 
 def prompt_for(instance: Mapping[str, Any], mode: str, description: str) -> str:

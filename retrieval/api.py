@@ -15,7 +15,7 @@ from typing import Optional
 
 from retrieval.filters import Filters, make_filters
 from retrieval.search import MODES, Searcher
-from runners.errors import UsageError
+from schemas.errors import UsageError
 from schemas.theorems import KINDS
 from transforms.sources import SOURCE_MODULES
 

@@ -12,8 +12,8 @@ from typing import Optional
 
 import duckdb
 
-from runners.errors import UsageError
 from schemas import ALL_TABLES, CORPUS_TABLES, THEOREMS, Table, theorems_table
+from schemas.errors import UsageError
 
 
 @dataclasses.dataclass(frozen=True)

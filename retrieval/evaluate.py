@@ -15,7 +15,7 @@ from typing import Iterable, Optional, Sequence
 
 from retrieval.filters import Filters
 from retrieval.search import Searcher
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 CUTOFFS = (1, 10, 20)
 MRR_CUTOFF = 20

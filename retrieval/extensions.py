@@ -11,7 +11,7 @@ import importlib.resources
 
 import duckdb
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 @functools.lru_cache(maxsize=None)

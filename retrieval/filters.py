@@ -10,7 +10,7 @@ import dataclasses
 import re
 from typing import Optional, Sequence
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 from schemas.theorems import KINDS
 from transforms.sources import SOURCE_MODULES
 

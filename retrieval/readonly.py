@@ -10,7 +10,7 @@ import re
 
 import duckdb
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 _QUERY_TYPES = {duckdb.StatementType.SELECT}      # SELECT, WITH, FROM, VALUES, DESCRIBE, SHOW, SUMMARIZE
 _PRAGMAS = re.compile(r"\s*pragma\s+(table_info|show_tables|show_tables_expanded|show|version|database_size)\b",

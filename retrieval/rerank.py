@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 class CrossEncoderReranker:

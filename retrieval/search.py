@@ -18,7 +18,7 @@ import numpy as np
 from retrieval import approx, lexical, vectors
 from retrieval.catalog import Catalog
 from retrieval.filters import Filters, where_sql
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 MODES = ("vector", "lexical", "hybrid")
 REPRESENTATIONS = {"description": "embedding", "statement": "statement_embedding"}

@@ -1,13 +1,20 @@
 """`thmforge`: one subcommand per job. Each lives in `runners/cmd_<name>.py` with
 `add_arguments(parser)` and `run(args, beam_args) -> int`; unknown `--options` of the pipeline
-commands pass through to Beam."""
+commands pass through to Beam. `add_arguments` imports nothing heavy (no Beam, torch or
+transformers), so `--help` and argument errors answer at once; `run` imports what it runs."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
 
-from runners.errors import UsageError
+EXIT_CODES = """exit codes:
+  0    the run did its job (papers that failed are recorded, not fatal)
+  1    the run ended but did not do its job: an input unreadable as a whole, a configured stage
+       that failed for every statement, requests that kept failing, an accounting mismatch
+  2    bad arguments or input: an unknown option, a missing file, a directory that is not a
+       thmforge output, a model that is not installed, a runner that cannot start
+  130  interrupted (Ctrl-C)"""
 
 # subcommand -> (module, one-line help, passes unknown options to Beam)
 COMMANDS = {
@@ -32,14 +39,15 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only `command`'s module is imported (pipeline modules pull in heavy libraries)."""
     parser = _Parser(
-        prog="thmforge",
+        prog="thmforge", allow_abbrev=False, epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Theorem corpora from mathematical LaTeX, and data-structure reasoning benchmarks, as Apache Beam pipelines.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, (module_name, help_text, passes_beam) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=False,
+                           epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == command:
             module = importlib.import_module(module_name)
             p.description = (module.__doc__ or help_text).strip()
@@ -54,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown and not args._passes_beam:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    from schemas.errors import UsageError   # after parsing: `--help` imports no table schemas
+
     try:
         return int(args._module.run(args, unknown) or 0)
     except UsageError as exc:

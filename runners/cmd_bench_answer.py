@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 def add_arguments(parser) -> None:

@@ -8,8 +8,8 @@ Default: 4,140 instances (main 3,150, spatial 450, natural 270, code 270); --per
 """
 from __future__ import annotations
 
-from runners.errors import UsageError
 from runners.presets import add_preset_argument, apply_preset
+from schemas.errors import UsageError
 
 
 def add_arguments(parser) -> None:

@@ -21,19 +21,17 @@ import json
 import os
 import sys
 
-from apache_beam.options.pipeline_options import PipelineOptions
-
-from runners.errors import UsageError
-from runners.options import CorpusOptions
+from runners.options import add_corpus_arguments, corpus_limits, source_options
 from runners.presets import add_preset_argument, apply_preset
+from schemas.errors import UsageError
+from transforms.describe.options import add_describe_arguments
+from transforms.embed.options import add_embed_arguments
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from transforms.describe import DescribeOptions
-    from transforms.embed import EmbedOptions
-
-    for options_class in (CorpusOptions, DescribeOptions, EmbedOptions):
-        options_class._add_argparse_args(parser)
+    add_corpus_arguments(parser)
+    add_describe_arguments(parser)
+    add_embed_arguments(parser)
     add_preset_argument(parser)
 
 
@@ -66,7 +64,7 @@ def _validate_output(output: str) -> None:
         raise UsageError(f"--output {output}: exists and is not a directory")
 
 
-def _validate_runner(options: PipelineOptions) -> None:
+def _validate_runner(options) -> None:
     """An unknown --runner is a usage error now, not a traceback after the inputs were read."""
     from apache_beam.options.pipeline_options import StandardOptions
     from apache_beam.runners.runner import create_runner
@@ -109,19 +107,21 @@ def _recorded_options(args: argparse.Namespace, beam_args: list[str]) -> dict:
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    _validate(args)                 # argument errors answer before Beam is imported
+    _validate_output(args.output)
+    flags = apply_preset(args.preset, beam_args)
+
+    from apache_beam.options.pipeline_options import PipelineOptions
+
     from pipelines.corpus import (CorpusConfig, IncompatibleOutputError, count_submissions, run_corpus,
                                   stage_configs)
     from transforms.corpus import ReadConfig
     from transforms.sources import arxiv
     from transforms.write.commit import AccountingError, staging_dir
 
-    _validate(args)
-    _validate_output(args.output)
-    flags = apply_preset(args.preset, beam_args)
     values = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in ("command", "preset")}
     options = PipelineOptions(flags, **values)
     _validate_runner(options)
-    corpus_options = options.view_as(CorpusOptions)
     store = arxiv.BundleStore(requester_pays=args.s3_requester_pays)
     inputs = _expand_inputs(args.source, args.input, store)
     try:
@@ -132,10 +132,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         raise UsageError(f"{exc}") from None
     progress = not args.no_progress
     total = count_submissions(inputs, store) if progress and args.source == arxiv.SOURCE else None
-    read = ReadConfig(source=args.source, limits=corpus_options.limits(), requester_pays=args.s3_requester_pays,
+    read = ReadConfig(source=args.source, limits=corpus_limits(args), requester_pays=args.s3_requester_pays,
                       staging=staging_dir(args.output), total_papers=total, progress=progress,
                       describe_context=getattr(describe, "context", "body"), launcher_pid=os.getpid(),
-                      source_options=corpus_options.source_options())
+                      source_options=source_options(args))
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
                           files_per_partition=args.files_per_partition, describe=describe, embed=embed,
                           gpu_accelerator=args.gpu_accelerator)

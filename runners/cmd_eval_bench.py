@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from runners.errors import UsageError
 from runners.presets import add_preset_argument, apply_preset
+from schemas.errors import UsageError
 
 
 def add_arguments(parser) -> None:

@@ -15,7 +15,7 @@ from retrieval.evaluate import evaluate, read_queries, write_ranks
 from retrieval.render import metrics_json, metrics_table
 from retrieval.search import MODES
 from runners.cmd_search import add_filter_arguments, add_searcher_arguments, filters_from_args, searcher_from_args
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,13 +8,12 @@ The API key, when the endpoint needs one, comes from THMFORGE_LLM_API_KEY.
 """
 from __future__ import annotations
 
-from runners.errors import UsageError
 from runners.presets import add_preset_argument, apply_preset
+from schemas.errors import UsageError
 
 
 def add_arguments(parser) -> None:
     from transforms.bench import prompts
-    from pipelines.run_bench import MODE_ALIASES
 
     parser.add_argument("--instances", required=True, metavar="DIR", help="release directory (with instances/)")
     parser.add_argument("--model", required=True, help="model name sent to the endpoint (and the partition name)")
@@ -22,7 +21,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--output", required=True, metavar="DIR", help="where predictions/ goes")
     parser.add_argument("--trials", type=int, default=3, help="answers per instance (default 3)")
     parser.add_argument("--prompt-mode", default=prompts.DEFAULT_MODE,
-                        choices=list(prompts.MODES) + sorted(MODE_ALIASES),
+                        choices=list(prompts.MODES) + sorted(prompts.MODE_ALIASES),
                         help=f"prompt mode (default {prompts.DEFAULT_MODE}); cot, kshot and code are short for "
                              "zero-shot-cot, k-shot and code-allowed")
     parser.add_argument("--description", default=prompts.DEFAULT_DESCRIPTION, choices=list(prompts.DESCRIPTIONS),
@@ -43,12 +42,13 @@ def add_arguments(parser) -> None:
 
 def run(args, beam_args) -> int:
     from pipelines import run_bench
+    from transforms.bench import prompts
     from transforms.scoring.tables import InputError
 
     try:
         config = run_bench.RunConfig(
             endpoint=args.endpoint, model=args.model, trials=args.trials,
-            prompt_mode=run_bench.normalize_mode(args.prompt_mode), description=args.description,
+            prompt_mode=prompts.normalize_mode(args.prompt_mode), description=args.description,
             temperature=args.temperature, max_tokens=args.max_tokens, reasoning_effort=args.reasoning_effort,
             concurrency=args.concurrency, rate_limit=args.rate_limit, timeout_s=args.timeout,
             max_attempts=args.max_attempts, initial_backoff_s=args.backoff, seed=args.seed)

@@ -18,7 +18,7 @@ from retrieval.catalog import open_catalog
 from retrieval.filters import make_filters, parse_year_range
 from retrieval.render import hits_json, hits_table
 from retrieval.search import MODES, REPRESENTATIONS, Searcher
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 MAX_K = 1000
 MAX_QUERY_CHARS = 2000

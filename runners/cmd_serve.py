@@ -15,7 +15,7 @@ import sys
 
 from retrieval.api import SearchServer
 from runners.cmd_search import add_searcher_arguments, searcher_from_args
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

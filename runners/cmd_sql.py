@@ -18,7 +18,7 @@ import duckdb
 
 from retrieval.catalog import lock_down, open_catalog
 from retrieval.readonly import run_query
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 MAX_ROWS = 10_000
 

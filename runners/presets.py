@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 BEAM_VERSION = "2.77.0"
 DEFAULT_CONTAINER_IMAGE = os.environ.get("THMFORGE_CONTAINER_IMAGE", "thmforge-beam:latest")

@@ -6,7 +6,7 @@ import pytest
 from retrieval.catalog import open_catalog
 from retrieval.evaluate import evaluate, first_rank, metrics, parse_queries, resolve_gold, write_ranks
 from retrieval.search import Searcher
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 from query_corpus import STATEMENTS
 

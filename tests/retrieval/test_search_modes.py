@@ -6,7 +6,7 @@ import pytest
 from retrieval.catalog import open_catalog
 from retrieval.filters import make_filters, parse_year_range, where_sql
 from retrieval.search import Searcher, fuse, snippet
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 from query_corpus import STATEMENTS, write_corpus
 

@@ -3,7 +3,7 @@ import pytest
 
 from retrieval.catalog import lock_down, open_catalog
 from retrieval.readonly import query_statements, run_query
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 @pytest.fixture()

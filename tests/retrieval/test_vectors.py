@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from retrieval import extensions, vectors
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 def test_parts_cover_the_dimensions():

@@ -1,6 +1,6 @@
 import pytest
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 from runners.presets import PRESETS, apply_preset
 
 

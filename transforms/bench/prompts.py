@@ -25,6 +25,12 @@ MODES = ("answer-only", "zero-shot-cot", "stepwise", "k-shot", "code-allowed", "
 DESCRIPTIONS = ("full", "name")
 DEFAULT_MODE = "stepwise"
 DEFAULT_DESCRIPTION = "full"
+MODE_ALIASES = {"cot": "zero-shot-cot", "kshot": "k-shot", "code": "code-allowed"}
+
+
+def normalize_mode(mode: str) -> str:
+    """The mode an alias (cot, kshot, code) stands for; other names unchanged."""
+    return MODE_ALIASES.get(mode, mode)
 
 
 def parts_record(parts: PromptParts, exemplars: list[dict]) -> dict:

@@ -5,9 +5,12 @@ when a writer declares it. A table without files gets a typed empty view, so que
 """
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
 import pathlib
+import shutil
+import tempfile
 from typing import Optional
 
 import duckdb
@@ -110,7 +113,13 @@ def open_catalog(path: str) -> Catalog:
 
 
 def lock_down(con: duckdb.DuckDBPyConnection, root: pathlib.Path) -> None:
-    """No file access beyond the output directory, no extensions, no way to turn this back on."""
+    """No file access beyond the output directory, no extensions, no way to turn this back on.
+
+    DuckDB also lets a locked connection read its temp directory, by default `<cwd>/.tmp/`; it gets
+    a private empty one instead, removed at exit, so large sorts can still spill to disk."""
+    spill = tempfile.mkdtemp(prefix="thmforge-sql-")
+    atexit.register(shutil.rmtree, spill, ignore_errors=True)
+    con.execute("SET temp_directory = ?", [spill])
     allowed = str(root).rstrip("/") + "/"
     con.execute("SET allowed_directories = ?", [[allowed]])
     con.execute("SET enable_external_access = false")

@@ -60,6 +60,18 @@ def test_files_outside_the_directory_cannot_be_read(con):
         [r.fetchall() for r in run_query(con, "SELECT * FROM read_text('/etc/hostname')")]
 
 
+def test_duckdbs_default_temp_directory_cannot_be_read(corpus_dir, tmp_path, monkeypatch):
+    """A locked DuckDB may read its temp directory, by default `<cwd>/.tmp/`: it must not be that one."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".tmp").mkdir()
+    (tmp_path / ".tmp" / "secret.csv").write_text("secret,1\n")
+    catalog = open_catalog(str(corpus_dir))
+    lock_down(catalog.con, catalog.root)
+    for path in (".tmp/secret.csv", str(tmp_path / ".tmp" / "secret.csv")):
+        with pytest.raises(UsageError, match="Permission"):
+            [r.fetchall() for r in run_query(catalog.con, f"SELECT * FROM read_csv('{path}')")]
+
+
 def test_configuration_is_locked(con):
     with pytest.raises(Exception, match="locked"):
         con.execute("SET enable_external_access = true")

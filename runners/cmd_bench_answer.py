@@ -3,7 +3,8 @@
 The spec is a JSON object (inline, or a file holding one) in the task's documented format (see
 docs/bench_tasks.md), e.g.
     thmforge bench-answer --task queue/compound --spec '{"initial": [1], "operations": [["enqueue", 2], ["dequeue"]]}'
-An invalid spec is reported with the field that is wrong (exit code 2).
+A spec that lacks fields is reported with every missing field and the task's spec schema; any
+other invalid spec with the field that is wrong (exit code 2).
 """
 from __future__ import annotations
 
@@ -30,6 +31,43 @@ def read_spec(text: str):
         raise UsageError(f"--spec is not valid JSON: {exc}") from None
 
 
+def _json_type(value) -> str:
+    """A short type name of a JSON value: int, str, list[int], list[list[int] | str], object, ..."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float, str)):
+        return type(value).__name__
+    if isinstance(value, dict):
+        return "object"
+    if value is None:
+        return "null"
+    items = sorted({_json_type(v) for v in value})
+    return f"list[{' | '.join(items)}]" if items else "list"
+
+
+def spec_schema(task) -> tuple[dict[str, str], dict]:
+    """(field -> type, an example spec) of the task, read off the specs it generates; the schema
+    holds the fields every variant's spec has."""
+    from transforms.bench.registry import DIFFICULTY_LENGTHS, rng_for
+
+    length = DIFFICULTY_LENGTHS[task.difficulties[0]][0]
+    examples = [task.make_spec(rng_for("spec-schema", task.id, v), length, v) for v in task.variants]
+    common = set.intersection(*(set(e) for e in examples))
+    return {k: _json_type(examples[0][k]) for k in sorted(common)}, examples[0]
+
+
+def check_fields(task, spec: dict) -> None:
+    """Every missing field at once, with the schema, instead of one failure per attempt."""
+    from transforms.bench.instances import canonical_json
+
+    schema, example = spec_schema(task)
+    missing = [k for k in schema if k not in spec]
+    if missing:
+        fields = ", ".join(f"{k}: {t}" for k, t in schema.items())
+        raise UsageError(f"the spec of {task.id} lacks {', '.join(missing)}; spec schema {{{fields}}}; "
+                         f"example {canonical_json(example)}; see docs/bench_tasks.md")
+
+
 def run(args, beam_args) -> int:
     from transforms.bench.instances import canonical_json
     from transforms.bench.registry import get_task
@@ -41,6 +79,7 @@ def run(args, beam_args) -> int:
     spec = read_spec(args.spec)
     if not isinstance(spec, dict):
         raise UsageError(f"the spec must be a JSON object, got {type(spec).__name__}")
+    check_fields(task, spec)
     try:
         answer = task.solve(spec)
     except (ValueError, KeyError, TypeError, IndexError) as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 EXIT_CODES = """exit codes:
@@ -71,6 +72,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:    # the run itself failed: one line (THMFORGE_TRACEBACK=1 shows where)
+        if os.environ.get("THMFORGE_TRACEBACK"):
+            raise
+        text = str(exc).strip()
+        print(f"thmforge {args.command}: error: {type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+              f" (THMFORGE_TRACEBACK=1 prints where)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import json
 import os
 import sys
 
+from runners import outcome
 from runners.options import add_corpus_arguments, corpus_limits, source_options
 from runners.presets import add_preset_argument, apply_preset
 from schemas.errors import UsageError
@@ -77,6 +78,19 @@ def _validate_runner(options) -> None:
             raise UsageError(f"--runner {name}: {exc}") from None
 
 
+def _check_model_installed(embed) -> None:
+    """Load the embedding model once here, so a model that is not installed fails before any work,
+    with what to do instead of the hub's "check your internet connection"."""
+    try:
+        embed.manifest()
+    except (ValueError, OSError) as exc:
+        raise UsageError(
+            f"--embed-model {embed.model}: not installed here (no such local folder, not in the offline "
+            f"Hugging Face cache: {type(exc).__name__}); give the path of a sentence-transformers model "
+            f"folder, fetch it where there is internet (huggingface-cli download {embed.model}) and copy "
+            f"the cache, or use --embed-model none") from None
+
+
 def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
     """The inputs as paths; arXiv globs are expanded, other sources' local inputs must exist, and
     no two inputs may share a name (the name owns the output files of its papers)."""
@@ -126,10 +140,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     inputs = _expand_inputs(args.source, args.input, store)
     try:
         describe, embed = stage_configs(options, args.output, args.embed_model)
-        if embed is not None:
-            embed.manifest()   # loads the model once here: a bad name or path fails before any work
     except (ValueError, OSError) as exc:
         raise UsageError(f"{exc}") from None
+    if embed is not None:
+        _check_model_installed(embed)
     progress = not args.no_progress
     total = count_submissions(inputs, store) if progress and args.source == arxiv.SOURCE else None
     read = ReadConfig(source=args.source, limits=corpus_limits(args), requester_pays=args.s3_requester_pays,
@@ -147,8 +161,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         return 1
     except IncompatibleOutputError as exc:
         raise UsageError(str(exc)) from None
-    counts = manifest["counts"]
-    status = counts["by_status"]
-    print(f"thmforge build-corpus: {counts['papers']} papers (ok {status['ok']}, failed {status['failed']}, "
-          f"skipped {status['skipped']}), {counts['statements']} statements -> {args.output}", file=sys.stderr)
-    return 0
+    print(outcome.summary(manifest, args.output), file=sys.stderr)
+    failed = outcome.problems(manifest)
+    for problem in failed:
+        print(f"thmforge build-corpus: error: {problem}", file=sys.stderr)
+    return 1 if failed else 0

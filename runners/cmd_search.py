@@ -70,7 +70,10 @@ def searcher_from_args(args) -> Searcher:
         from retrieval.rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.rerank)
-    return Searcher(open_catalog(args.dir), query_model=args.query_model, representation=args.representation,
+    catalog = open_catalog(args.dir)
+    if not any((catalog.root / table).is_dir() for table in ("papers", "theorems")):
+        raise UsageError(f"{args.dir}: not a corpus (no papers/ or theorems/): build one with build-corpus")
+    return Searcher(catalog, query_model=args.query_model, representation=args.representation,
                     reranker=reranker, rerank_depth=args.rerank_depth, approximate=args.approximate,
                     lexical_weight=args.lexical_weight)
 

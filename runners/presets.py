@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from typing import Callable
 
 from schemas.errors import UsageError
@@ -80,7 +81,30 @@ def apply_preset(name: str | None, beam_args: list[str]) -> list[str]:
     missing = [f"--{flag}" for flag in REQUIRED.get(name, ()) if flag not in present]
     if missing:
         raise UsageError(f"preset {name} needs {', '.join(missing)}")
+    _check_services(expanded)
     return expanded
+
+
+# Options naming a service the runner submits to: checked before the run, so a missing cluster is
+# one line instead of a traceback from deep inside the runner.
+_SERVICES = {"flink_master": "a Flink cluster (runners/flink/README.md)",
+             "job_endpoint": "a Beam job service"}
+
+
+def _check_services(flags: list[str]) -> None:
+    """UsageError unless every host:port service the flags name accepts a connection."""
+    values = {_flag_name(a): a.split("=", 1)[1] for a in flags if a.startswith("--") and "=" in a}
+    if values.get("runner") not in ("FlinkRunner", "PortableRunner"):
+        return
+    for flag, what in _SERVICES.items():
+        host, _, port = values.get(flag, "").rpartition(":")
+        if not (host and port.isdigit()):
+            continue                # [auto], [local], embed: the runner starts its own
+        try:
+            socket.create_connection((host, int(port)), timeout=5).close()
+        except OSError as exc:
+            raise UsageError(f"--{flag}={host}:{port}: nothing answers there ({exc.strerror or exc}); "
+                             f"start {what} or choose another --preset") from None
 
 
 def add_preset_argument(parser) -> None:

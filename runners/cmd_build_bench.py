@@ -8,7 +8,7 @@ Default: 4,140 instances (main 3,150, spatial 450, natural 270, code 270); --per
 """
 from __future__ import annotations
 
-from runners.presets import add_preset_argument, apply_preset
+from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 
 
@@ -37,7 +37,7 @@ def run(args, beam_args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     manifest = bench.run(args.output, seed=args.seed, per_cell=args.per_cell, suites=suites,
-                         beam_args=apply_preset(args.preset, beam_args))
+                         beam_args=check_services(apply_preset(args.preset, beam_args)))
     counts = manifest["counts"]
     by_suite = ", ".join(f"{s} {n}" for s, n in counts["by_suite"].items())
     print(f"{counts['total']} instances ({by_suite}); {counts['structures']} structures, "

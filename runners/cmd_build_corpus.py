@@ -23,7 +23,7 @@ import sys
 
 from runners import outcome
 from runners.options import add_corpus_arguments, corpus_limits, source_options
-from runners.presets import add_preset_argument, apply_preset
+from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 from transforms.describe.options import add_describe_arguments
 from transforms.embed.options import add_embed_arguments
@@ -123,7 +123,7 @@ def _recorded_options(args: argparse.Namespace, beam_args: list[str]) -> dict:
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     _validate(args)                 # argument errors answer before Beam is imported
     _validate_output(args.output)
-    flags = apply_preset(args.preset, beam_args)
+    flags = check_services(apply_preset(args.preset, beam_args))
 
     from apache_beam.options.pipeline_options import PipelineOptions
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from runners.presets import add_preset_argument, apply_preset
+from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 
 
@@ -30,7 +30,7 @@ def run(args, beam_args) -> int:
 
     try:
         result = eval_bench.run(args.instances, args.predictions, args.output,
-                                apply_preset(args.preset, beam_args), title=args.title)
+                                check_services(apply_preset(args.preset, beam_args)), title=args.title)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     print(f"scored {result['scored']} predictions of {len(result['models'])} model(s); "

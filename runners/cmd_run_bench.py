@@ -8,7 +8,7 @@ The API key, when the endpoint needs one, comes from THMFORGE_LLM_API_KEY.
 """
 from __future__ import annotations
 
-from runners.presets import add_preset_argument, apply_preset
+from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 
 
@@ -52,7 +52,8 @@ def run(args, beam_args) -> int:
             temperature=args.temperature, max_tokens=args.max_tokens, reasoning_effort=args.reasoning_effort,
             concurrency=args.concurrency, rate_limit=args.rate_limit, timeout_s=args.timeout,
             max_attempts=args.max_attempts, initial_backoff_s=args.backoff, seed=args.seed)
-        result = run_bench.run(args.instances, args.output, config, apply_preset(args.preset, beam_args))
+        flags = check_services(apply_preset(args.preset, beam_args))
+        result = run_bench.run(args.instances, args.output, config, flags)
     except (InputError, run_bench.RunBenchError) as exc:
         raise UsageError(str(exc)) from None
     print(f"{result['predictions']} predictions for {args.model}: {result['answered']} answered, "

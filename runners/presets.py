@@ -81,7 +81,6 @@ def apply_preset(name: str | None, beam_args: list[str]) -> list[str]:
     missing = [f"--{flag}" for flag in REQUIRED.get(name, ()) if flag not in present]
     if missing:
         raise UsageError(f"preset {name} needs {', '.join(missing)}")
-    _check_services(expanded)
     return expanded
 
 
@@ -91,11 +90,11 @@ _SERVICES = {"flink_master": "a Flink cluster (runners/flink/README.md)",
              "job_endpoint": "a Beam job service"}
 
 
-def _check_services(flags: list[str]) -> None:
-    """UsageError unless every host:port service the flags name accepts a connection."""
+def check_services(flags: list[str]) -> list[str]:
+    """`flags`, after a UsageError unless every host:port service they name accepts a connection."""
     values = {_flag_name(a): a.split("=", 1)[1] for a in flags if a.startswith("--") and "=" in a}
     if values.get("runner") not in ("FlinkRunner", "PortableRunner"):
-        return
+        return flags
     for flag, what in _SERVICES.items():
         host, _, port = values.get(flag, "").rpartition(":")
         if not (host and port.isdigit()):
@@ -105,6 +104,7 @@ def _check_services(flags: list[str]) -> None:
         except OSError as exc:
             raise UsageError(f"--{flag}={host}:{port}: nothing answers there ({exc.strerror or exc}); "
                              f"start {what} or choose another --preset") from None
+    return flags
 
 
 def add_preset_argument(parser) -> None:

@@ -91,6 +91,30 @@ def _check_model_installed(embed) -> None:
             f"the cache, or use --embed-model none") from None
 
 
+def _dry_run(options) -> bool:
+    from apache_beam.options.pipeline_options import StandardOptions, TestOptions
+
+    if str(options.view_as(TestOptions).dry_run).lower() != "true":
+        return False
+    if options.view_as(StandardOptions).runner != "DataflowRunner":
+        raise UsageError("--dry_run=True translates a Dataflow job: use it with --preset dataflow")
+    return True
+
+
+def _translate_only(config, options) -> int:
+    """--dry_run=True: Dataflow's runner translates and checks the job offline; nothing runs or is written."""
+    import apache_beam as beam
+
+    from pipelines.corpus import BuildCorpus
+
+    pipeline = beam.Pipeline(options=options)
+    _ = pipeline | "BuildCorpus" >> BuildCorpus(config)
+    pipeline.run()
+    print("thmforge build-corpus: dry run: the Dataflow job was translated; nothing ran, nothing was written",
+          file=sys.stderr)
+    return 0
+
+
 def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
     """The inputs as paths; arXiv globs are expanded, other sources' local inputs must exist, and
     no two inputs may share a name (the name owns the output files of its papers)."""
@@ -153,6 +177,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
                           files_per_partition=args.files_per_partition, describe=describe, embed=embed,
                           gpu_accelerator=args.gpu_accelerator)
+    if _dry_run(options):
+        return _translate_only(config, options)
     try:
         manifest = run_corpus(config, options, recorded_options=_recorded_options(args, beam_args))
     except AccountingError as exc:

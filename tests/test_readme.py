@@ -13,14 +13,24 @@ import sys
 import duckdb
 import pytest
 
+from benchmarks.chat_server import ChatServer
 from tests.conftest import REPO, SAMPLES, SHARED
 
 pytestmark = pytest.mark.slow
 
 BOOKS = SHARED / "books"
 
-# README text -> what runs here (placeholders for paths that cannot exist in CI)
+# README text -> what runs here: placeholders for paths and services that cannot exist in CI.
+# {chat} is the loopback chat server's URL; the Dataflow job is only translated (--dry_run=True):
+# its bucket and project become valid names (Beam looks up a default bucket for invalid ones).
 SUBSTITUTIONS = {
+    "--model NAME --endpoint http://localhost:8000/v1": "--model loopback-chat --endpoint {chat}",
+    "--input 's3://arxiv/src/arXiv_src_*.tar' --s3-requester-pays": f"--input '{SAMPLES}/arxiv/arXiv_src_*.tar'",
+    "--metadata gs://BUCKET/arxiv-metadata-oai-snapshot.json":
+        f"--metadata {SAMPLES}/arxiv/arxiv-metadata-oai-snapshot.json",
+    "--output gs://BUCKET/corpus": "--output gs://BUCKET/corpus --dry_run=True",
+    "BUCKET": "thmforge-ci",
+    "PROJECT": "thmforge-ci",
     "'bundles/arXiv_src_21*.tar'": f"'{SAMPLES}/arxiv/arXiv_src_21*.tar'",
     "--metadata arxiv-metadata-oai-snapshot.json": f"--metadata {SAMPLES}/arxiv/arxiv-metadata-oai-snapshot.json",
     "path/to/hott-book/hott-online.tex": f"{BOOKS}/hott-book/hott-online.tex",
@@ -37,11 +47,7 @@ NOT_RUN = {
     "thmforge build-corpus --source proofwiki": "needs a ProofWiki export; tests/sources/test_proofwiki.py",
     "thmforge serve": "serves until stopped; tests/test_cli_query.py::test_serve_command_over_loopback",
     "thmforge build-bench --output out/bench-big": "91 s for --per-cell 1000; the default release is run",
-    "thmforge run-bench": "TODO: against benchmarks/chat_server.py within the time budget; "
-                          "tests/test_run_bench.py runs it over loopback",
-    "thmforge eval-bench": "TODO: needs the run-bench output above; tests/test_eval_bench.py",
     "docker ": "needs Docker and a registry",
-    "thmforge build-corpus --preset dataflow": "TODO: --dry_run=True with local inputs and output",
 }
 NEEDS_BOOKS = ("hott-book", "symmetry-book")
 
@@ -52,7 +58,7 @@ def _blocks(language: str) -> list[str]:
 
 
 def _commands() -> list[str]:
-    """Every command line of the bash blocks, continuation lines joined, comments kept for matching."""
+    """Every command line of the bash blocks, continuation lines joined, spaces collapsed."""
     commands = []
     for block in _blocks("bash"):
         for line in block.replace("\\\n", " ").splitlines():
@@ -68,21 +74,28 @@ def _skip_reason(command: str) -> str | None:
 def test_every_readme_command_runs_as_written(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     ran = []
-    for command in _commands():
-        if _skip_reason(command):
-            continue
-        assert command.startswith("thmforge "), f"README command neither run nor listed in NOT_RUN: {command}"
-        if any(book in command for book in NEEDS_BOOKS) and not BOOKS.is_dir():
-            continue
-        for readme_text, here in SUBSTITUTIONS.items():
-            command = command.replace(readme_text, here)
-        argv = shlex.split(command, comments=True)
-        done = subprocess.run([sys.executable, "-m", "runners.cli", *argv[1:]], cwd=tmp_path, env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
-        assert "Traceback" not in done.stderr
-        ran.append(argv[1])
-    assert {"build-corpus", "sql", "search", "eval-retrieval", "build-bench", "bench-answer"} <= set(ran)
+    with ChatServer() as chat:
+        for command in _commands():
+            ran += _run(command, tmp_path, env, chat.url)
+    assert {"build-corpus", "sql", "search", "eval-retrieval", "build-bench", "bench-answer", "run-bench",
+            "eval-bench"} <= set(ran)
+
+
+def _run(command: str, cwd, env: dict, chat: str) -> list[str]:
+    """Run one README command with the substitutions; the subcommand run, or none when skipped."""
+    if _skip_reason(command):
+        return []
+    assert command.startswith("thmforge "), f"README command neither run nor listed in NOT_RUN: {command}"
+    if any(book in command for book in NEEDS_BOOKS) and not BOOKS.is_dir():
+        return []
+    for readme_text, here in SUBSTITUTIONS.items():
+        command = command.replace(readme_text, here.replace("{chat}", chat))
+    argv = shlex.split(command, comments=True)
+    done = subprocess.run([sys.executable, "-m", "runners.cli", *argv[1:]], cwd=cwd, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+    assert "Traceback" not in done.stderr
+    return [argv[1]]
 
 
 def test_readme_sql_runs_in_plain_duckdb(tmp_path, monkeypatch):

@@ -98,7 +98,7 @@ def _run(command: str, cwd, env: dict, chat: str) -> list[str]:
 
 
 def test_readme_sql_runs_in_plain_duckdb(tmp_path, monkeypatch):
-    """The raw DuckDB snippet over a corpus built by the README's first command: `year` typed as the views type it."""
+    """The raw DuckDB snippet over a sample corpus at out/corpus: `year` typed as the views type it."""
     out = tmp_path / "out" / "corpus"
     done = subprocess.run([sys.executable, "-m", "runners.cli", "build-corpus", "--input",
                            *sorted(str(p) for p in (SAMPLES / "arxiv").glob("*.tar")), "--embed-model", "none",

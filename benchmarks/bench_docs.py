@@ -16,7 +16,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from transforms.bench.instances import canonical_json, draw_spec  # noqa: E402
 from transforms.bench.registry import all_tasks  # noqa: E402
-from transforms.bench.release import SUITES, release_cells  # noqa: E402
+from transforms.bench.release import ALL_SUITES, EXTRA_SUITES, SUITES, release_cells  # noqa: E402
 
 TARGET = pathlib.Path(__file__).resolve().parents[1] / "docs" / "bench_tasks.md"
 
@@ -34,8 +34,10 @@ def render() -> str:
     lines = ["# Benchmark tasks", "",
              "Generated from the task registry by `benchmarks/bench_docs.py`; do not edit by hand.", "",
              "Default release: " + ", ".join(f"{s} {counts.get(s, 0)}" for s in SUITES)
-             + f", total {sum(counts.values())} instances.", ""]
-    for suite in SUITES:
+             + f", total {sum(counts.values())} instances. Opt-in suites (`build-bench --suites`): "
+             + ", ".join(f"{s} {sum(c.count for c in release_cells((s,)))}" for s in EXTRA_SUITES)
+             + " instances at the default --per-cell.", ""]
+    for suite in ALL_SUITES:
         tasks = all_tasks(suite)
         lines += [f"## Suite `{suite}`: {len(tasks)} tasks", ""]
         for task in tasks:

@@ -33,7 +33,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from schemas import INSTANCES
 from transforms.bench.instances import GENERATOR_VERSION, build_instance, canonical_json
 from transforms.bench.registry import get_task
-from transforms.bench.release import DEFAULT_PER_CELL, SUITES, Cell, release_cells
+from transforms.bench.release import ALL_SUITES, DEFAULT_PER_CELL, SUITES, Cell, release_cells
 
 SHARD_SIZE = 50
 ROWS_PER_FILE = 50_000
@@ -137,7 +137,7 @@ def read_rows(root: str) -> list[dict]:
         extra = {"suite": suite_dir.split("=", 1)[1], "category": category_dir.split("=", 1)[1]}
         table = pq.read_table(pa.BufferReader(_read_bytes(path)))
         rows.extend({**r, **extra} for r in table.to_pylist())
-    suite_order = {s: i for i, s in enumerate(SUITES)}
+    suite_order = {s: i for i, s in enumerate(ALL_SUITES)}
     rows.sort(key=lambda r: (suite_order[r["suite"]], r["instance_id"]))
     return [{name: r[name] for name in INSTANCES.columns} for r in rows]
 

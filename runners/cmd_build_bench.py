@@ -13,14 +13,15 @@ from schemas.errors import UsageError
 
 
 def add_arguments(parser) -> None:
-    from transforms.bench.release import DEFAULT_PER_CELL, SUITES
+    from transforms.bench.release import ALL_SUITES, DEFAULT_PER_CELL, SUITES
 
     parser.add_argument("--output", required=True, metavar="DIR", help="release directory")
     parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
     parser.add_argument("--per-cell", type=int, default=DEFAULT_PER_CELL, metavar="N",
                         help=f"instances per (task, difficulty) cell of the main suite (default {DEFAULT_PER_CELL}); "
                              "the probes scale in proportion")
-    parser.add_argument("--suites", default=",".join(SUITES), help=f"comma-separated subset of {','.join(SUITES)}")
+    parser.add_argument("--suites", default=",".join(SUITES), help=f"comma-separated subset of {','.join(ALL_SUITES)} (default: the default release's "
+                             f"{','.join(SUITES)})")
     add_preset_argument(parser)
 
 

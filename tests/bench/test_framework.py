@@ -13,8 +13,10 @@ STRUCTURES = {
     "Linear": {"array"}, "Temporal": {"stack", "queue", "priority_queue", "skip_list"},
     "Associative": {"hash_map", "trie", "suffix_tree"}, "Hierarchical": {"bst", "heap", "red_black_tree", "bplus_tree"},
     "Network": {"graph", "dsu"}, "Hybrid": {"lru_cache", "bloom_filter", "dawg"},
-    "Spatial": {"kd_tree", "kd_heap", "geometric_graph"},
+    "Spatial": {"kd_tree", "kd_heap", "geometric_graph", "ball_tree"},
 }
+EXTENDED = {"priority_queue/compound_no_op", "bst/natural_clinic_cancel", "kd_heap/labelled_compound",
+            "ball_tree/construct", "bloom_filter/compound_clamped"}
 MINE = {"array/access", "array/delete", "array/insert", "array/reverse", "array/search", "stack/compound",
         "queue/compound", "priority_queue/compound", "skip_list/compound", "hash_map/compound", "trie/compound",
         "trie/prefix_count", "dawg/compound", "bloom_filter/compound", "suffix_tree/construct", "lru_cache/access",
@@ -30,7 +32,9 @@ def test_registry_has_the_structures_tasks_and_categories():
         by_category.setdefault(task.category, set()).add(task.structure)
         assert task.answer_type in ANSWER_TYPES and task.category in CATEGORIES
     assert by_category == STRUCTURES
-    assert {t.suite for t in all_tasks()} == {"main", "spatial", "natural", "code"}
+    assert {t.suite for t in all_tasks()} == {"main", "spatial", "natural", "code", "extended"}
+    assert {t.id for t in all_tasks("extended")} == EXTENDED
+    assert "ball_tree" not in {t.structure for t in all_tasks() if t.suite != "extended"}
     with pytest.raises(KeyError, match="unknown task 'nope/x'"):
         get_task("nope/x")
 

@@ -9,8 +9,12 @@ story's spec is translated to that task's spec, solved there, and the answer tra
   queue/compound). length = number of events.
 - bst/natural_clinic: a clinic files appointments in a binary search tree keyed by (time, name),
   compared as strings: first the "HH:MM" time, then the name (as in DSR-Bench's released answers);
-  equal keys go right. Spec {"events": [["book", "HH:MM", name, w] | ["aside", name, w]]}
-  -> list[str], the patients' names in preorder (via bst/preorder). length = number of bookings.
+  equal keys go right. Spec {"events": [["book", "HH:MM", name, w] | ["cancel", name, w] |
+  ["aside", name, w]]} -> list[str], the patients' names in preorder. A cancellation removes the
+  patient's appointment from the tree (bst/compound's remove: two children, in-order successor),
+  after which the patient may book again; a prompt with cancellations states that rule. The
+  default release's stories only book; bst/natural_clinic_cancel (suite "extended") tells
+  DSR-Bench's stories with cancellations. length = number of bookings.
 - graph/natural_tunnels: planets joined by two-way tunnels; an explorer visits planets depth-first
   from a start planet, always taking the alphabetically first unvisited neighbour (DSR-Bench's
   rule). Spec {"planets": [name], "start": name, "events": [["tunnel", a, b, w] |
@@ -50,6 +54,8 @@ QUEUE_WORDINGS = {
 CLINIC_WORDINGS = {
     "book": ("{1} books an appointment at {0}.", "The receptionist schedules {1} for {0}.",
              "An appointment at {0} is made for {1}."),
+    "cancel": ("{0} cancels their appointment.", "{0} calls to cancel the appointment.",
+               "The receptionist removes {0}'s appointment."),
     "aside": ("{0} calls to ask about parking but books nothing.", "Dr. {0} is on duty today.",
               "{0} drops off a form and leaves without an appointment."),
 }
@@ -129,25 +135,50 @@ def prompt_ice_cream(spec: dict) -> PromptParts:
 # --- clinic BST --------------------------------------------------------------------------------
 
 def solve_clinic(spec: dict) -> list[str]:
-    events = _events(spec, {"book": 2, "aside": 1}, CLINIC_WORDINGS)
-    bookings = [(e[1], e[2]) for e in events if e[0] == "book"]
-    if len({name for _, name in bookings}) != len(bookings):
-        raise SpecError("each patient books at most one appointment")
-    ranks = {key: i for i, key in enumerate(sorted(set(bookings)))}
-    order = get_task("bst/preorder").solve({"keys": [ranks[key] for key in bookings]})
+    events = _events(spec, {"book": 2, "cancel": 1, "aside": 1}, CLINIC_WORDINGS)
+    booked: dict[str, tuple[str, str]] = {}     # patient -> the key of their current appointment
+    operations = []
+    for i, event in enumerate(events):
+        if event[0] == "book":
+            if event[2] in booked:
+                raise SpecError(f"events[{i}]: {event[2]} already has an appointment (cancel it first)")
+            booked[event[2]] = (event[1], event[2])
+            operations.append(["insert", booked[event[2]]])
+        elif event[0] == "cancel":
+            if event[1] not in booked:
+                raise SpecError(f"events[{i}]: {event[1]} cancels but has no appointment")
+            operations.append(["remove", booked.pop(event[1])])
+    ranks = {key: i for i, key in enumerate(sorted({op[1] for op in operations}))}
+    tree = get_task("bst/compound").solve({"keys": [], "operations": [[op[0], ranks[op[1]]] for op in operations]})
     by_rank = sorted(ranks, key=ranks.get)
-    return [by_rank[i][1] for i in order]
+    return [by_rank[key][1] for key in _preorder(tree)]
 
 
-def generate_clinic(rng: random.Random, length: int) -> dict:
+def _preorder(tree: list | None) -> list[int]:
+    """Keys of a serialized binary tree ([key, left, right] or null) in preorder, without recursion."""
+    keys, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        if node is not None:
+            keys.append(node[0])
+            stack += [node[2], node[1]]
+    return keys
+
+
+def generate_clinic(rng: random.Random, length: int, cancel_share: float = 0.0) -> dict:
+    """`length` bookings with asides; with `cancel_share` > 0, about that share of the bookings is
+    later cancelled (the story then ends with the remaining appointments in the tree)."""
     pool = rng.sample(PATIENTS, len(PATIENTS))
     events: list[list] = []
-    booked = 0
+    booked, holding = 0, []
     while booked < length:
-        if rng.random() < 0.15 and len(pool) > length - booked:  # asides never use up the bookers' names
+        if cancel_share and holding and rng.random() < cancel_share:
+            events.append(["cancel", holding.pop(rng.randrange(len(holding))), rng.randrange(3)])
+        elif rng.random() < 0.15 and len(pool) > length - booked:  # asides never use up the bookers' names
             events.append(["aside", pool.pop(), rng.randrange(3)])
         else:
             events.append(["book", rng.choice(SLOTS), pool.pop(), rng.randrange(3)])
+            holding.append(events[-1][2])
             booked += 1
     return {"events": events}
 
@@ -163,7 +194,12 @@ def prompt_clinic(spec: dict) -> PromptParts:
         answer_format="a list of patient names in preorder",
         rules=("An appointment's key is (time, name), compared as strings: first the HH:MM time, and for the same time "
                "the name in alphabetical order; a key not smaller than a node's key goes right. Only people who book "
-               "an appointment are in the tree."))
+               "an appointment are in the tree." + (CANCEL_RULE if any(e[0] == "cancel" for e in spec["events"]) else "")))
+
+
+CANCEL_RULE = (" A cancellation removes that patient's appointment from the tree: a node with no child is removed, a "
+               "node with one child is replaced by that child, and a node with two children takes the key of its "
+               "in-order successor (the smallest key in its right subtree), which is then removed from there.")
 
 
 # --- planet tunnels ----------------------------------------------------------------------------
@@ -226,3 +262,6 @@ for _structure, _name, _category, _gen, _solve, _prompt in (
 ):
     register(Task(category=_category, structure=_structure, name=_name, answer_type="list[str]", generate=_gen,
                   solve=_solve, prompt=_prompt, doc=__doc__, suite="natural"))
+register(Task(category="Hierarchical", structure="bst", name="natural_clinic_cancel", answer_type="list[str]",
+              generate=lambda rng, length: generate_clinic(rng, length, cancel_share=0.2), solve=solve_clinic,
+              prompt=prompt_clinic, doc=__doc__, suite="extended"))

@@ -3,8 +3,9 @@
 Rules (as in DSR-Bench's released answers, and stated in the prompt): every element is a
 (value, priority) pair with a unique value; delete removes the element with the largest
 (priority, value), so among equal priorities the larger value goes first; increase_key and
-decrease_key set the priority of the element with that value to a new, strictly larger or
-strictly smaller priority. The answer lists the remaining elements as [value, priority] in the
+decrease_key set the priority of the element with that value to a larger or smaller priority;
+a key change to the priority the element already has changes nothing (DSR-Bench's release has
+such no-ops; a prompt whose operations include one says so). The answer lists the remaining elements as [value, priority] in the
 order delete would remove them.
 
 Spec: {"initial": [[value, priority]], "operations": [["insert", value, priority] | ["delete"] |
@@ -62,7 +63,7 @@ def solve(spec: dict) -> list[list[int]]:
         else:
             if op[1] not in elements:
                 raise SpecError(f"operations[{i}] changes the key of value {op[1]}, which is not present")
-            if (op[2] > elements[op[1]]) != (name == "increase_key") or op[2] == elements[op[1]]:
+            if op[2] != elements[op[1]] and (op[2] > elements[op[1]]) != (name == "increase_key"):
                 raise SpecError(f"operations[{i}]: {name} to {op[2]} from priority {elements[op[1]]} goes the wrong way")
             elements[op[1]] = op[2]
     return _delete_order(elements)
@@ -75,7 +76,8 @@ def _priority(rng: random.Random, elements: dict[int, int]) -> int:
     return rng.randint(*VALUE_RANGE)
 
 
-def generate(rng: random.Random, length: int) -> dict:
+def generate(rng: random.Random, length: int, same_priority: float = 0.0) -> dict:
+    """`same_priority`: the share of key changes that keep the element's priority (a no-op)."""
     values = rng.sample(range(VALUE_RANGE[0], VALUE_RANGE[1] + 1), length // 3 + length)
     elements: dict[int, int] = {}
     for value in values[:length // 3]:
@@ -92,7 +94,10 @@ def generate(rng: random.Random, length: int) -> dict:
         changeable = sorted(v for v in elements if 0 < elements[v] < VALUE_RANGE[1])
         if changeable and roll < 0.6:
             value = rng.choice(changeable)
-            if roll < 0.45:
+            if same_priority and rng.random() < same_priority:
+                priority = elements[value]
+                ops.append(["increase_key" if roll < 0.45 else "decrease_key", value, priority])
+            elif roll < 0.45:
                 priority = rng.randint(elements[value] + 1, VALUE_RANGE[1])
                 ops.append(["increase_key", value, priority])
             else:
@@ -119,10 +124,32 @@ def prompt(spec: dict) -> PromptParts:
              + ", ".join(f"({v}, {p})" for v, p in spec["initial"]) + "." if spec["initial"]
              else "The priority queue is initially empty.")
     steps = "; ".join(f"{n}. {_describe(op)}" for n, op in enumerate(spec["operations"], 1))
+    rules = RULES + (NO_OP_RULE if _has_no_op(spec) else "")
     return PromptParts(definition=DEFINITION, name="priority queue", setup=f"{start} Apply these operations in order: {steps}.",
                        question="Which elements remain after all operations, in the order delete would remove them?",
-                       answer_format="a list of [value, priority] pairs of integers ([] if empty)", rules=RULES)
+                       answer_format="a list of [value, priority] pairs of integers ([] if empty)", rules=rules)
 
+
+def _has_no_op(spec: dict) -> bool:
+    """Whether a key change sets the priority the element already has (replayed on the spec)."""
+    elements = {v: p for v, p in spec["initial"]}
+    for op in spec["operations"]:
+        if op[0] == "delete":
+            elements.pop(max(elements, key=lambda v: (elements[v], v)), None)
+        elif op[0] != "insert" and elements.get(op[1]) == op[2]:
+            return True
+        else:
+            elements[op[1]] = op[2]
+    return False
+
+
+NO_OP_RULE = (" A key change to the priority the element already has (increase_key or decrease_key to its current "
+              "priority) changes nothing.")
 
 register(Task(category="Temporal", structure="priority_queue", name="compound", answer_type="list[list[int]]",
               generate=generate, solve=solve, prompt=prompt, doc=__doc__))
+register(Task(category="Temporal", structure="priority_queue", name="compound_no_op", answer_type="list[list[int]]",
+              generate=lambda rng, length: generate(rng, length, same_priority=0.3), solve=solve, prompt=prompt,
+              suite="extended",
+              doc="priority_queue/compound with key changes to the current priority (no-ops, as in DSR-Bench's "
+                  "release); the prompt states the no-op rule."))

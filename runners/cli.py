@@ -26,6 +26,7 @@ COMMANDS = {
     "eval-retrieval": ("runners.cmd_eval_retrieval", "Hit@k and MRR of search modes on a query set", False),
     "build-bench": ("runners.cmd_build_bench", "generate a data-structure reasoning benchmark release", True),
     "bench-answer": ("runners.cmd_bench_answer", "reference answer of a task for a spec you write", False),
+    "import-dsr": ("runners.cmd_import_dsr", "import DSR-Bench's released instances from a local checkout", False),
     "run-bench": ("runners.cmd_run_bench", "query a model endpoint with a release's prompts", True),
     "eval-bench": ("runners.cmd_eval_bench", "score predictions and write diagnostics with plots", True),
 }

@@ -53,11 +53,19 @@ def exemplars(task: Task, variant: str, index: int, seed: int, avoid: str) -> li
 def build_instance(task: Task, difficulty: str, index: int, seed: int, variant: str = "") -> dict:
     """One row of the `instances` table."""
     length, spec = draw_spec(task, difficulty, variant, seed, index)
+    return instance_row(task, spec, task.solve(spec), instance_id=instance_id(task, difficulty, variant, index, seed),
+                        difficulty=difficulty, variant=variant, index=index, seed=seed, length=length)
+
+
+def instance_row(task: Task, spec: dict, answer: Any, *, instance_id: str, difficulty: str, variant: str, index: int,
+                 seed: int | None, length: int, generator_version: str = GENERATOR_VERSION) -> dict:
+    """The `instances` row of a spec with its ground-truth answer (generated here, or imported);
+    k-shot exemplars come from the task's own generator (seed 0 for an imported spec)."""
     spec_text = canonical_json(spec)
-    answer = task.solve(spec)
-    parts = parts_record(task.prompt(spec), exemplars(task, variant, index, seed, spec_text))
+    exemplar_variant = variant if variant in task.variants else task.variants[0]
+    parts = parts_record(task.prompt(spec), exemplars(task, exemplar_variant, index, seed or 0, spec_text))
     return {
-        "instance_id": instance_id(task, difficulty, variant, index, seed),
+        "instance_id": instance_id,
         "suite": task.suite,
         "category": task.category,
         "structure": task.structure,
@@ -72,5 +80,5 @@ def build_instance(task: Task, difficulty: str, index: int, seed: int, variant: 
         "answer": canonical_json(answer),
         "answer_type": task.answer_type,
         "spec": spec_text,
-        "generator_version": GENERATOR_VERSION,
+        "generator_version": generator_version,
     }

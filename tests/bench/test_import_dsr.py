@@ -1,0 +1,92 @@
+"""import-dsr on a small checkout written for this project in DSR-Bench's file formats (no DSR-Bench data)."""
+import json
+
+import duckdb
+import pytest
+
+from runners.cli import main
+from schemas import INSTANCES, REFERENCE_CHECKS, SCORES
+
+FILES = {
+    "generation/priority_queue/compound/compound_easy.txt":
+        "PriorityQueue 0\ninsert (5, 40)\ninsert (7, 40)\nraise_key (5, 40)\ndelete\ninsert (9, 10)\n"
+        "[[5, 40], [9, 10]]\n"
+        "PriorityQueue 1\ninsert (1, 2)\nfrobnicate (1, 3)\n[[1, 2]]\n"
+        "PriorityQueue 2\ninsert (3, 8)\ndecrease_key (3, 1)\n[[3, 1]]\n",
+    "generation/bloom_filter/compound/compound_easy.txt":
+        "CountingBloomFilter 0 (m: 4, k: 2)\ninsert 1\ndelete 2\n[0, 1, 0, 0]\n",
+    "generation/kd_heap/compound_2d/compound_medium.txt":
+        "Heap 0, Dimension: 2\ninsert (0, [3, 4])\ninsert (1, [1, 1])\ninsert (2, [3, 4])\ninsert (3, [0, 0])\n"
+        "delete\n[1, 0, 2]\n",
+    "generation/ball_tree/construction/bt_construction_easy.txt":
+        "Tree 0, M = 2\nPoints: [[0, 0], [10, 0], [0, 10], [10, 10], [5, 5]]\n"
+        "Traversal: [[5.0, 5.0], [6.25, 6.25], [5.0, 8.333333333333334], [7.5, 7.5], [0.0, 10.0], [10.0, 0.0], [0.0, 0.0]]\n",
+    "natural/bst/natural-hard.txt":
+        "insert Ada Quill 10:00\ninsert Bo Reyes 09:00\ninsert Cy Stone 11:00\ninsert Di Tran 10:30\ndelete Ada Quill\n"
+        "[('Di Tran', '10:30'), ('Bo Reyes', '09:00'), ('Cy Stone', '11:00')]\n\n"
+        "insert Ed Umber 08:00\n[('Ed Umber', '08:00')]\n",
+    "generation/array/access/access_medium.txt": "0\n[4, 8, 15]\nIndex: 2\nAnswer: 15\n",
+    # a wrong ground truth: imported as given, flagged as a disagreement
+    "generation/queue/compound/compound_hard.txt": "enqueue 1\nenqueue 2\ndequeue\n[1]\n",
+    "generation/ball_tree/generation.py": "raise SystemExit('never executed')\n",
+    "generation/unknown/thing_easy.txt": "whatever\n",
+}
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    root = tmp_path / "DSR-Bench"
+    for relative, text in FILES.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    return root
+
+
+def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tmp_path, capsys):
+    out = tmp_path / "release"
+    assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
+    printed = capsys.readouterr().out
+    assert "9 instances imported" in printed and "agrees on 8, differs on 1; 1 blocks failed; 1 files skipped" in printed
+    summary = json.loads((out / "import_summary.json").read_text())
+    assert summary["failures"] == [{"file": "generation/priority_queue/compound/compound_easy.txt", "line": 8,
+                                    "reason": "line 10: unknown priority-queue operation 'frobnicate (1, 3)'"}]
+    assert summary["skipped_files"] == ["generation/unknown/thing_easy.txt"]
+    assert summary["by_task"]["priority_queue/compound"] == {"imported": 2, "agree": 2, "differ": 0}
+    assert summary["by_task"]["queue/compound"] == {"imported": 1, "agree": 0, "differ": 1}
+    con = duckdb.connect()
+    con.execute(INSTANCES.view_sql(str(out)))
+    con.execute(REFERENCE_CHECKS.view_sql(str(out)))
+    rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
+    assert len(rows) == 9
+    assert json.loads(rows["dsr.ball_tree.construct.easy.00000"])[2] == [5.0, 8.33]
+    assert json.loads(rows["dsr.kd_heap.labelled_compound.medium.2d.00000"]) == [1, 0, 2]
+    assert json.loads(rows["dsr.bst.natural_clinic.hard.00000"]) == ["Di Tran", "Bo Reyes", "Cy Stone"]
+    assert json.loads(rows["dsr.queue.compound.hard.00000"]) == [1]          # DSR-Bench's answer is the truth
+    differing = con.execute("SELECT c.instance_id, c.thmforge_answer, c.reason, i.suite FROM reference_checks c "
+                            "JOIN instances i USING (instance_id) WHERE NOT c.agrees").fetchall()
+    assert differing == [("dsr.queue.compound.hard.00000", "[2]",
+                          "answers differ (no known rule difference explains it)", "main")]
+    prompt = con.execute("SELECT prompt FROM instances WHERE instance_id = 'dsr.priority_queue.compound.easy.00000'").fetchone()[0]
+    assert "increase_key of value 5 to priority 40" in prompt and "changes nothing" in prompt
+    bloom = con.execute("SELECT prompt FROM instances WHERE task = 'compound_clamped'").fetchone()[0]
+    assert "stays 0" in bloom
+
+
+def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
+    out = tmp_path / "release"
+    main(["import-dsr", str(checkout), "--output", str(out)])
+    con = duckdb.connect()
+    con.execute(INSTANCES.view_sql(str(out)))
+    with open(tmp_path / "oracle.jsonl", "w") as handle:
+        for instance_id, answer in con.execute("SELECT instance_id, answer FROM instances").fetchall():
+            handle.write(json.dumps({"instance_id": instance_id, "model": "oracle", "trial": 0,
+                                     "response": json.dumps({"final_answer": json.loads(answer)})}) + "\n")
+    assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
+                 "--output", str(tmp_path / "eval")]) == 0
+    con.execute(SCORES.view_sql(str(tmp_path / "eval")))
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (9, 1.0)
+
+
+def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):
+    assert main(["import-dsr", str(tmp_path), "--output", str(tmp_path / "out")]) == 2
+    assert "not a DSR-Bench checkout" in capsys.readouterr().err

@@ -1,0 +1,249 @@
+"""Readers for DSR-Bench's released instance files: plain text and Python literals, never executed.
+
+A checkout of DSR-Bench's repository keeps one file per task and difficulty: under `generation/`
+a file such as `priority_queue/compound/compound_easy.txt` holds blocks of operations followed by
+the answer as a Python literal; under `natural/` a file such as `bst/natural-easy.txt` holds the
+stories' events the same way. Each `FileFormat` cuts one file into blocks and parses each into a `DsrItem`: the
+thmforge task and spec that state the same input, and DSR-Bench's answer written in the task's
+answer shape. Literals are read with `ast.literal_eval` only.
+
+A block that cannot be read raises `DsrFormatError` naming the block and the line; the importer
+records it as failed and goes on.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from typing import Any, Callable
+
+from transforms.bench.structures.ball_tree import DECIMALS
+
+DIFFICULTY = re.compile(r"(easy|medium|hard)")
+
+
+class DsrFormatError(ValueError):
+    """A block of a DSR-Bench file that does not have the expected shape."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DsrItem:
+    """One DSR-Bench instance stated as a thmforge spec, with DSR-Bench's answer in the task's shape."""
+
+    task_id: str
+    spec: dict
+    answer: Any
+    length: int
+    line: int                 # 1-based line of the block's first line in the file
+
+
+Line = tuple[int, str]          # (1-based line number, stripped text)
+
+
+@dataclasses.dataclass(frozen=True)
+class FileFormat:
+    """Files matching `pattern` (a regex on the path relative to the checkout): `split` cuts the
+    text into blocks of lines, `parse` turns one block into a DsrItem (or raises DsrFormatError)."""
+
+    pattern: str
+    split: Callable[[str], list[list[Line]]]
+    parse: Callable[[list[Line]], DsrItem]
+    variant: Callable[[re.Match], str] = lambda match: ""
+
+
+def literal(text: str, line: int) -> Any:
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise DsrFormatError(f"line {line}: not a Python literal ({type(exc).__name__}): {text.strip()[:60]!r}") from None
+
+
+def _lines(text: str) -> list[Line]:
+    return [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def answer_terminated(text: str) -> list[list[Line]]:
+    """Blocks that end with their answer, the first line starting with '[' (a trailing block
+    without one is kept, and fails to parse)."""
+    blocks, block = [], []
+    for number, line in _lines(text):
+        block.append((number, line))
+        if line.startswith("["):
+            blocks.append(block)
+            block = []
+    return blocks + ([block] if block else [])
+
+
+def fixed_size(size: int) -> Callable[[str], list[list[Line]]]:
+    """Blocks of `size` non-empty lines."""
+    def split(text: str) -> list[list[Line]]:
+        lines = _lines(text)
+        return [lines[i:i + size] for i in range(0, len(lines), size)]
+    return split
+
+
+def _answer(block: list[Line]) -> Any:
+    number, line = block[-1]
+    if not line.startswith("["):
+        raise DsrFormatError(f"line {number}: the block has no answer line (a list)")
+    return literal(line, number)
+
+
+def _body(block: list[Line], header: re.Pattern | None = None) -> tuple[re.Match | None, list[Line]]:
+    """The block's header match (when a header is expected) and its operation lines."""
+    if header is None:
+        return None, block[:-1]
+    found = header.match(block[0][1])
+    if not found:
+        raise DsrFormatError(f"line {block[0][0]}: expected a header like {header.pattern!r}, got {block[0][1]!r}")
+    return found, block[1:-1]
+
+
+def _ints(parts: list[str], line: int) -> list[int]:
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise DsrFormatError(f"line {line}: expected integers, got {' '.join(parts)!r}") from None
+
+
+def _unknown(what: str, number: int, line: str) -> DsrFormatError:
+    return DsrFormatError(f"line {number}: unknown {what} operation {line!r}")
+
+
+# --- generation/ files ---------------------------------------------------------------------------
+
+def parse_queue(block: list[Line]) -> DsrItem:
+    operations = []
+    for number, line in _body(block)[1]:
+        name, *args = line.split()
+        if name == "enqueue" and len(args) == 1:
+            operations.append(["enqueue", *_ints(args, number)])
+        elif name == "dequeue" and not args:
+            operations.append(["dequeue"])
+        else:
+            raise _unknown("queue", number, line)
+    return DsrItem("queue/compound", {"initial": [], "operations": operations}, _answer(block), len(operations),
+                   block[0][0])
+
+
+PQ_OP = re.compile(r"^(insert|raise_key|decrease_key)\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$")
+PQ_NAMES = {"insert": "insert", "raise_key": "increase_key", "decrease_key": "decrease_key"}
+
+
+def parse_priority_queue(block: list[Line]) -> DsrItem:
+    operations = []
+    for number, line in _body(block, re.compile(r"^PriorityQueue \d+$"))[1]:
+        found = PQ_OP.match(line)
+        if line == "delete":
+            operations.append(["delete"])
+        elif found:
+            operations.append([PQ_NAMES[found[1]], int(found[2]), int(found[3])])
+        else:
+            raise _unknown("priority-queue", number, line)
+    return DsrItem("priority_queue/compound", {"initial": [], "operations": operations}, _answer(block),
+                   len(operations), block[0][0])
+
+
+def parse_bloom_filter(block: list[Line]) -> DsrItem:
+    sizes, body = _body(block, re.compile(r"^CountingBloomFilter \d+ \(m: (\d+), k: (\d+)\)$"))
+    operations = []
+    for number, line in body:
+        name, *args = line.split()
+        if name not in ("insert", "delete") or len(args) != 1:
+            raise _unknown("Bloom-filter", number, line)
+        operations.append([name, *_ints(args, number)])
+    spec = {"m": int(sizes[1]), "k": int(sizes[2]), "operations": operations, "delete_rule": "clamped"}
+    return DsrItem("bloom_filter/compound_clamped", spec, _answer(block), len(operations), block[0][0])
+
+
+KD_HEAP_INSERT = re.compile(r"^insert\s*\(\s*(-?\d+)\s*,\s*(\[[-\d,\s]*\])\s*\)$")
+
+
+def parse_kd_heap(block: list[Line]) -> DsrItem:
+    operations = []
+    for number, line in _body(block, re.compile(r"^Heap \d+, Dimension: \d+$"))[1]:
+        found = KD_HEAP_INSERT.match(line)
+        if line == "delete":
+            operations.append(["extract"])
+        elif found:
+            operations.append(["insert", int(found[1]), literal(found[2], number)])
+        else:
+            raise _unknown("K-D heap", number, line)
+    return DsrItem("kd_heap/labelled_compound", {"operations": operations}, _answer(block), len(operations),
+                   block[0][0])
+
+
+def _prefixed(line: Line, prefix: str) -> Any:
+    number, text = line
+    if not text.startswith(prefix):
+        raise DsrFormatError(f"line {number}: expected {prefix!r}, got {text[:40]!r}")
+    return literal(text[len(prefix):], number)
+
+
+def parse_ball_tree(block: list[Line]) -> DsrItem:
+    head = re.match(r"^Tree \d+, M = (\d+)$", block[0][1])
+    if len(block) != 3 or not head:
+        raise DsrFormatError(f"line {block[0][0]}: expected 'Tree N, M = K', 'Points: ...', 'Traversal: ...'")
+    spec = {"points": _prefixed(block[1], "Points:"), "leaf_size": int(head[1])}
+    centroids = _prefixed(block[2], "Traversal:")
+    answer = [[round(c, DECIMALS) for c in centroid] for centroid in centroids]
+    return DsrItem("ball_tree/construct", spec, answer, len(spec["points"]), block[0][0])
+
+
+def parse_array_access(block: list[Line]) -> DsrItem:
+    if len(block) != 4:
+        raise DsrFormatError(f"line {block[0][0]}: expected a number, an array, 'Index: i' and 'Answer: v'")
+    spec = {"array": literal(block[1][1], block[1][0]), "index": _prefixed(block[2], "Index:")}
+    return DsrItem("array/access", spec, _prefixed(block[3], "Answer:"), len(spec["array"]), block[0][0])
+
+
+# --- natural/ files ------------------------------------------------------------------------------
+
+CLINIC_INSERT = re.compile(r"^insert (.+) (\d\d:\d\d)$")
+
+
+def parse_clinic(block: list[Line]) -> DsrItem:
+    """'insert NAME HH:MM' / 'delete NAME' lines, then the answer [(name, time), ...] in preorder;
+    thmforge's clinic answer is the names alone."""
+    events = []
+    for number, line in _body(block)[1]:
+        found = CLINIC_INSERT.match(line)
+        if found:
+            events.append(["book", found[2], found[1], 0])
+        elif line.startswith("delete "):
+            events.append(["cancel", line[len("delete "):].strip(), 0])
+        else:
+            raise _unknown("clinic", number, line)
+    pairs = _answer(block)
+    if not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+        raise DsrFormatError(f"line {block[-1][0]}: the answer is not a list of (name, time) pairs")
+    return DsrItem("bst/natural_clinic", {"events": events}, [name for name, _ in pairs],
+                   sum(1 for e in events if e[0] == "book"), block[0][0])
+
+
+FORMATS = (
+    FileFormat(r"^generation/array/access/access_(easy|medium|hard)\.txt$", fixed_size(4), parse_array_access),
+    FileFormat(r"^generation/queue/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_queue),
+    FileFormat(r"^generation/priority_queue/compound/compound_(easy|medium|hard)\.txt$", answer_terminated,
+               parse_priority_queue),
+    FileFormat(r"^generation/bloom_filter/compound/compound_(easy|medium|hard)\.txt$", answer_terminated,
+               parse_bloom_filter),
+    FileFormat(r"^generation/kd_heap/compound_(\d)d/compound_(easy|medium|hard)\.txt$", answer_terminated,
+               parse_kd_heap, variant=lambda match: f"{match[1]}d"),
+    FileFormat(r"^generation/ball_tree/construction/bt_construction_(easy|medium|hard)\.txt$", fixed_size(3),
+               parse_ball_tree),
+    FileFormat(r"^natural/bst/natural-(easy|medium|hard)\.txt$", answer_terminated, parse_clinic),
+)
+
+
+def file_format(relative_path: str) -> tuple[FileFormat, re.Match] | None:
+    for candidate in FORMATS:
+        match = re.match(candidate.pattern, relative_path)
+        if match:
+            return candidate, match
+    return None
+
+
+def difficulty_of(relative_path: str) -> str:
+    found = DIFFICULTY.findall(relative_path)
+    return found[-1] if found else "easy"

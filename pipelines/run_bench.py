@@ -11,7 +11,9 @@ that already has a response; failures are asked again. At the end the partition 
 into one file sorted by (instance_id, trial), keeping an answered row over a failed one.
 Concurrency (`concurrency` requests in flight) and the rate limit are per worker process.
 Every request that finally fails still yields a row: `response` null, `error` saying why.
-Each run appends its options and counts to OUTPUT/runs.jsonl.
+A `Selection` (tasks, suites, difficulties, N per cell) is resolved to instance ids on the
+launcher before the pipeline starts; each worker prints progress (done/total, rate, ETA).
+Each run appends its options, selection and counts to OUTPUT/runs.jsonl.
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ import pyarrow.parquet as pq
 
 from schemas import INSTANCES, PREDICTIONS
 from transforms.bench import prompts
+from transforms.bench.progress import Progress
+from transforms.bench.selection import CELL_COLUMNS, Selection, SelectionError, select
 from transforms.llm import ChatClient, LLMError, RetryPolicy, call_with_retries
 from transforms.scoring.tables import (instance_files, partition_path, preferred_prediction,
                                        read_partitioned_file, write_partition)
@@ -96,8 +100,12 @@ def prompt_for(instance: Mapping[str, Any], mode: str, description: str) -> str:
     raise ValueError("the instance stores no prompt parts to render this mode from")
 
 
-def pending_requests(instance: Mapping[str, Any], config: RunConfig, answered: frozenset) -> Iterable[dict]:
-    """One request per trial the output does not answer yet; a prompt that cannot render fails early."""
+def pending_requests(instance: Mapping[str, Any], config: RunConfig, answered: frozenset,
+                     selected: Optional[frozenset] = None) -> Iterable[dict]:
+    """One request per trial the output does not answer yet (of the selected instances, when a
+    selection is given); a prompt that cannot render fails early."""
+    if selected is not None and instance["instance_id"] not in selected:
+        return
     todo = [t for t in range(config.trials) if (instance["instance_id"], t) not in answered]
     if not todo:
         return
@@ -181,9 +189,9 @@ def write_chunk(rows: Sequence[Mapping[str, Any]], output: str, model: str) -> N
 class QueryModel(beam.DoFn):
     """Keeps up to `concurrency` requests in flight; emits and flushes rows as they finish."""
 
-    def __init__(self, config: RunConfig, output: str):
+    def __init__(self, config: RunConfig, output: str, total: int = 0):
         super().__init__()
-        self.config, self.output = config, output
+        self.config, self.output, self.total = config, output, total
         self.answered = beam.metrics.Metrics.counter("run_bench", "answered")
         self.failed = beam.metrics.Metrics.counter("run_bench", "failed")
 
@@ -192,6 +200,7 @@ class QueryModel(beam.DoFn):
         self.policy = self.config.retry_policy()
         self.limiter = RateLimiter(self.config.rate_limit)
         self.pool = concurrent.futures.ThreadPoolExecutor(self.config.concurrency, thread_name_prefix="run-bench")
+        self.progress = Progress(self.total, f"run-bench {self.config.model} (this worker)")
 
     def start_bundle(self):
         self.in_flight: set = set()
@@ -218,6 +227,7 @@ class QueryModel(beam.DoFn):
         for future in sorted(done, key=lambda f: (f.result()["instance_id"], f.result()["trial"])):
             row = future.result()
             (self.failed if row["error"] else self.answered).inc()
+            self.progress.update()
             self.unflushed.append(row)
             yield row
         if len(self.unflushed) >= FLUSH_ROWS or time.monotonic() - self.flushed_at >= FLUSH_SECONDS:
@@ -233,17 +243,19 @@ class QueryModel(beam.DoFn):
 class RunBench(beam.PTransform):
     """Instance files in; prediction rows out (already persisted under `output`)."""
 
-    def __init__(self, instance_paths: Sequence[str], config: RunConfig, output: str, answered: frozenset):
+    def __init__(self, instance_paths: Sequence[str], config: RunConfig, output: str, answered: frozenset,
+                 selected: Optional[frozenset] = None, total: int = 0):
         super().__init__()
         self.instance_paths, self.config, self.output, self.answered = instance_paths, config, output, answered
+        self.selected, self.total = selected, total
 
     def expand(self, pipeline):
         return (pipeline
                 | "InstanceFiles" >> beam.Create(self.instance_paths)
                 | "ReadInstances" >> beam.FlatMap(read_partitioned_file, INSTANCES, REQUEST_COLUMNS)
-                | "Requests" >> beam.FlatMap(pending_requests, self.config, self.answered)
+                | "Requests" >> beam.FlatMap(pending_requests, self.config, self.answered, self.selected)
                 | "Spread" >> beam.Reshuffle()
-                | "Query" >> beam.ParDo(QueryModel(self.config, self.output)))
+                | "Query" >> beam.ParDo(QueryModel(self.config, self.output, self.total)))
 
 
 def existing_predictions(output: str, model: str) -> list[dict]:
@@ -278,14 +290,30 @@ def compact(output: str, model: str) -> list[dict]:
     return rows
 
 
-def run(instances: str, output: str, config: RunConfig, beam_args: Sequence[str] = ()) -> dict[str, Any]:
-    """Ask what is not answered yet, compact, and return counts for the command line."""
+def selected_instances(paths: Sequence[str], selection: Selection) -> tuple[Optional[frozenset], int]:
+    """(the selected instance ids, or None for all; how many instances that is)."""
+    rows = [row for path in paths for row in read_partitioned_file(path, INSTANCES, CELL_COLUMNS)]
+    if selection.everything:
+        return None, len(rows)
+    try:
+        chosen = select(rows, selection)
+    except SelectionError as exc:
+        raise RunBenchError(str(exc)) from None
+    return chosen, len(chosen)
+
+
+def run(instances: str, output: str, config: RunConfig, beam_args: Sequence[str] = (),
+        selection: Selection = Selection()) -> dict[str, Any]:
+    """Ask what is not answered yet (of the selection), compact, and return counts for the command line."""
     paths = instance_files(instances)
+    selected, count = selected_instances(paths, selection)
     pathlib.Path(output).mkdir(parents=True, exist_ok=True)
     answered = answered_keys(existing_predictions(output, config.model), config.prompt_mode, config.model)
+    wanted = {(i, t) for i in selected for t in range(config.trials)} if selected is not None else None
+    total = count * config.trials - len(answered if wanted is None else answered & wanted)
     started = time.monotonic()
     with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
-        _ = pipeline | "RunBench" >> RunBench(paths, config, output, answered)
+        _ = pipeline | "RunBench" >> RunBench(paths, config, output, answered, selected, total)
     rows = compact(output, config.model)
     failed = sum(1 for r in rows if r.get("error"))
     summary = {"predictions": len(rows), "answered": len(rows) - failed, "failed": failed,
@@ -294,5 +322,6 @@ def run(instances: str, output: str, config: RunConfig, beam_args: Sequence[str]
     with open(pathlib.Path(output) / RUN_LOG, "a", encoding="utf-8") as log:
         log.write(json.dumps({"finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                               "instances": str(instances), "config": dataclasses.asdict(config),
+                              "selection": selection.describe(), "selected_instances": count,
                               **summary}, sort_keys=True) + "\n")
     return summary

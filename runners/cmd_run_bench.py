@@ -5,6 +5,8 @@ latency and number of attempts, or the final error of a request that kept failin
 off exponentially on 429 (honouring Retry-After), 5xx, timeouts and malformed responses. Rerun the
 same command to resume: (instance, trial) pairs already answered are not asked again.
 The API key, when the endpoint needs one, comes from THMFORGE_LLM_API_KEY.
+Subsets: --tasks, --suites, --difficulties (comma-separated) and --limit N per (task, difficulty,
+variant) cell, e.g. a quick look with `--suites main --limit 2`; progress (rate, ETA) goes to stderr.
 """
 from __future__ import annotations
 
@@ -37,14 +39,26 @@ def add_arguments(parser) -> None:
     parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request (default 120)")
     parser.add_argument("--max-attempts", type=int, default=5, help="attempts per request before recording a failure")
     parser.add_argument("--backoff", type=float, default=0.5, metavar="S", help="first retry's backoff (doubles)")
+    parser.add_argument("--tasks", default=None, metavar="IDS",
+                        help="comma-separated task ids (structure/task) or structures, e.g. bst/insert,heap")
+    parser.add_argument("--suites", default=None, metavar="NAMES", help="comma-separated suites, e.g. main,spatial")
+    parser.add_argument("--difficulties", default=None, metavar="NAMES", help="comma-separated, e.g. easy,medium")
+    parser.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="at most N instances per (task, difficulty, variant) cell, lowest index first")
     add_preset_argument(parser)
 
 
 def run(args, beam_args) -> int:
     from pipelines import run_bench
     from transforms.bench import prompts
+    from transforms.bench.selection import Selection, SelectionError, parse_list
     from transforms.scoring.tables import InputError
 
+    try:
+        selection = Selection(tasks=parse_list(args.tasks), suites=parse_list(args.suites),
+                              difficulties=parse_list(args.difficulties), limit=args.limit)
+    except SelectionError as exc:
+        raise UsageError(f"--limit: {exc}") from None
     try:
         config = run_bench.RunConfig(
             endpoint=args.endpoint, model=args.model, trials=args.trials,
@@ -53,7 +67,7 @@ def run(args, beam_args) -> int:
             concurrency=args.concurrency, rate_limit=args.rate_limit, timeout_s=args.timeout,
             max_attempts=args.max_attempts, initial_backoff_s=args.backoff, seed=args.seed)
         flags = check_services(apply_preset(args.preset, beam_args))
-        result = run_bench.run(args.instances, args.output, config, flags)
+        result = run_bench.run(args.instances, args.output, config, flags, selection)
     except (InputError, run_bench.RunBenchError) as exc:
         raise UsageError(str(exc)) from None
     print(f"{result['predictions']} predictions for {args.model}: {result['answered']} answered, "

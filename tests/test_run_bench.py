@@ -151,3 +151,24 @@ def test_chunks_of_an_interrupted_run_are_kept_and_a_rejected_key_fails_fast(sma
     final = predictions(out)
     assert len(final) == 2 * len(rows) and not any(p["error"] for p in final)
     assert sum(p["response"] == "earlier answer" for p in final) == 10
+
+
+def test_a_subset_asks_only_its_cells_and_reports_progress(tmp_path, capsys):
+    rows = release_rows(per_cell=3)
+    release = write_instances([r for r in rows if r["suite"] in ("main", "spatial")], tmp_path / "release")
+    out = tmp_path / "run"
+    with ChatServer(respond=respond) as server:
+        assert main(["run-bench", "--instances", str(release), "--model", MODEL, "--endpoint", server.url,
+                     "--output", str(out), "--trials", "1", "--tasks", "bst/insert,kd_tree",
+                     "--difficulties", "easy,hard", "--limit", "2"]) == 0
+    # bst/insert (main) and kd_tree/construct (main) and kd_tree/spatial_construct (7 variants): 2 difficulties, 2 each
+    got = sorted(p["instance_id"] for p in predictions(out))
+    expected = sorted(r["instance_id"] for r in rows if r["structure"] in ("bst", "kd_tree") and r["task"] in
+                      ("insert", "construct", "spatial_construct") and r["difficulty"] != "medium" and r["index"] < 2)
+    assert got == expected and len(got) == (2 + 2 + 2 * 7) * 2
+    assert f"run-bench {MODEL} (this worker): {len(got)}/{len(got)}" in capsys.readouterr().err
+    logged = json.loads((out / "runs.jsonl").read_text().splitlines()[-1])
+    assert logged["selection"]["limit"] == 2 and logged["selected_instances"] == len(got)
+    assert main(["run-bench", "--instances", str(release), "--model", MODEL, "--endpoint", "http://127.0.0.1:9",
+                 "--output", str(out), "--tasks", "nope/x"]) == 2
+    assert "the release has no tasks nope/x" in capsys.readouterr().err

@@ -6,14 +6,19 @@
 
 Predictions that cannot be used (bad JSONL, missing fields, an instance_id the release does not
 have) are never dropped silently: they go to `rejected_predictions.jsonl` with the reason and the
-place they came from. Duplicate (instance, model, trial) predictions keep the answered one.
+place they came from. Duplicate (instance, model, prompt mode, trial) predictions keep the answered one.
+
+Several releases (e.g. thmforge's default and an imported DSR-Bench release) and several runs
+(models, prompt modes) go into one report. The instance files read are copied beside the scores
+(OUTPUT/instances/), so `thmforge sql OUTPUT` joins scores to their instances.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import pathlib
 import shutil
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -65,12 +70,13 @@ class ScoreJoined(beam.DoFn):
         instance = joined["instance"][0]
         by_trial: dict[tuple, list] = {}
         for prediction in predictions:
-            by_trial.setdefault((prediction["model"], prediction["trial"]), []).append(prediction)
+            key = (prediction["model"], prediction.get("prompt_mode") or "", prediction["trial"])
+            by_trial.setdefault(key, []).append(prediction)
         try:
             truth = canonical_truth(instance)
         except GroundTruthError as exc:
-            for model, trial in sorted(by_trial):
-                yield {"instance_id": instance_id, "model": model, "trial": trial,
+            for model, mode, trial in sorted(by_trial):
+                yield {"instance_id": instance_id, "model": model, "trial": trial, "prompt_mode": mode or None,
                        **{c: instance.get(c) for c in INSTANCE_COLUMNS},
                        "exact": None, "partial": None, "structural": None, "parsed_answer": None,
                        "parse_error": f"ground truth: {exc}"}
@@ -134,16 +140,42 @@ class EvaluatePredictions(beam.PTransform):
         return written, rejected
 
 
-def run(instances: str, predictions: str, output: str, beam_args: Sequence[str] = (),
-        title: str = "Benchmark evaluation", notes: Sequence[str] = (), name_inputs: bool = True) -> dict[str, Any]:
+def _as_list(value: str | Sequence[str]) -> list[str]:
+    return [value] if isinstance(value, (str, pathlib.Path)) else list(value)
+
+
+def copy_instances(instance_paths: Sequence[str], out: pathlib.Path) -> None:
+    """The instance files beside the scores, renamed per release so that several never collide."""
+    target_root = out / INSTANCES.name
+    for path in instance_paths:
+        source = pathlib.Path(path).resolve()
+        if target_root.resolve() in source.parents:
+            return                                   # scoring into the release itself: already there
+    shutil.rmtree(target_root, ignore_errors=True)
+    for path in instance_paths:
+        source = pathlib.Path(path)
+        partitions = [p for p in source.parts if "=" in p]
+        release = hashlib.sha256(str(source.resolve().parents[len(partitions)]).encode()).hexdigest()[:8]
+        target = target_root.joinpath(*partitions) / f"{release}-{source.name}"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+
+
+def run(instances: str | Sequence[str], predictions: str | Sequence[str], output: str, beam_args: Sequence[str] = (),
+        title: str = "Benchmark evaluation", notes: Sequence[str] = (), name_inputs: bool = True,
+        prices: Mapping[str, tuple[float, float]] | None = None) -> dict[str, Any]:
     """Score, write `scores/` and `report.md`; returns counts for the command line.
 
-    `name_inputs=False` leaves the input paths out of the report (for reports built in a temporary
-    directory and published elsewhere)."""
-    instance_paths = instance_files(instances)
-    prediction_paths = prediction_files(predictions)
+    `instances` and `predictions` may each be several paths (releases, runs). `prices` maps a model
+    to its (input, output) USD per million tokens for the report's cost column. `name_inputs=False`
+    leaves the input paths out of the report (for reports built in a temporary directory and
+    published elsewhere)."""
+    instances, predictions = _as_list(instances), _as_list(predictions)
+    instance_paths = [p for release in instances for p in instance_files(release)]
+    prediction_paths = [p for run_output in predictions for p in prediction_files(run_output)]
     out = pathlib.Path(output)
     out.mkdir(parents=True, exist_ok=True)
+    copy_instances(instance_paths, out)
     shutil.rmtree(out / SCORES.name, ignore_errors=True)
     (out / REJECTED_FILE).unlink(missing_ok=True)
     with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
@@ -154,9 +186,10 @@ def run(instances: str, predictions: str, output: str, beam_args: Sequence[str] 
         rejected = sum(1 for _ in open(out / REJECTED_FILE, encoding="utf-8"))
     report_notes = list(notes)
     if name_inputs:
-        report_notes.append(f"Instances: `{instances}`; predictions: `{predictions}`.")
+        report_notes.append("Instances: " + ", ".join(f"`{p}`" for p in instances) + "; predictions: "
+                            + ", ".join(f"`{p}`" for p in predictions) + ".")
     report_notes.append(f"Scored predictions: {len(rows)}; rejected predictions: {rejected}"
                         + (f" (see `{REJECTED_FILE}`)." if rejected else "."))
-    report = write_report(rows, out, title=title, notes=report_notes)
+    report = write_report(rows, out, title=title, notes=report_notes, prices=prices)
     return {"scored": len(rows), "rejected": rejected, "report": str(report),
             "models": sorted({r["model"] for r in rows}), "overall": summarize(rows)}

@@ -6,6 +6,10 @@ by model), OUTPUT/report.md with PNG plots beside it, and OUTPUT/rejected_predic
 records that could not be used. Answers are parsed from the responses (fenced JSON, trailing
 prose, single quotes, a bare final-answer line) and compared canonically; an unparseable answer
 scores 0 with its parse error stored.
+
+Several releases and runs go into one report: repeat --instances (e.g. the default release and an
+imported DSR-Bench release) and --predictions (models, or one model's prompt modes, side by side).
+--price MODEL=IN,OUT (USD per million input and output tokens) adds the run's cost per model.
 """
 from __future__ import annotations
 
@@ -16,12 +20,29 @@ from schemas.errors import UsageError
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--instances", required=True, metavar="DIR", help="release directory (with instances/)")
-    parser.add_argument("--predictions", required=True, metavar="FILE_OR_DIR",
-                        help="run-bench output directory, its predictions/ directory, or a .jsonl/.parquet file")
+    parser.add_argument("--instances", required=True, action="append", metavar="DIR",
+                        help="release directory (with instances/); repeat for several releases")
+    parser.add_argument("--predictions", required=True, action="append", metavar="FILE_OR_DIR",
+                        help="run-bench output directory, its predictions/ directory, or a .jsonl/.parquet file; "
+                             "repeat for several runs")
+    parser.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
+                        help="USD per million input and output tokens of MODEL, for the report's cost column")
     parser.add_argument("--output", required=True, metavar="DIR", help="where scores/ and report.md go")
     parser.add_argument("--title", default="Benchmark evaluation", help="the report's title")
     add_preset_argument(parser)
+
+
+def parse_prices(items: list[str]) -> dict[str, tuple[float, float]]:
+    prices = {}
+    for item in items:
+        model, sep, numbers = item.rpartition("=")
+        try:
+            prices[model] = tuple(float(n) for n in numbers.split(","))
+        except ValueError:
+            prices[model] = ()
+        if not sep or not model or len(prices[model]) != 2 or min(prices[model]) < 0:
+            raise UsageError(f"--price must look like MODEL=IN,OUT (USD per million tokens), got {item!r}")
+    return prices
 
 
 def run(args, beam_args) -> int:
@@ -30,7 +51,8 @@ def run(args, beam_args) -> int:
 
     try:
         result = eval_bench.run(args.instances, args.predictions, args.output,
-                                check_services(apply_preset(args.preset, beam_args)), title=args.title)
+                                check_services(apply_preset(args.preset, beam_args)), title=args.title,
+                                prices=parse_prices(args.price))
     except InputError as exc:
         raise UsageError(str(exc)) from None
     print(f"scored {result['scored']} predictions of {len(result['models'])} model(s); "

@@ -136,3 +136,36 @@ def test_a_broken_ground_truth_is_reported_not_scored(tmp_path):
     (error,) = con.execute("SELECT parse_error FROM scores WHERE instance_id = 'broken'").fetchone()
     assert error.startswith("ground truth: instance broken: expected an integer")
     assert "| m | 2 | 2 | 1 | 0 | 1 | 1.000 ± 0.000 |" in (tmp_path / "eval" / "report.md").read_text()
+
+
+def test_several_releases_and_prompt_modes_in_one_report_joinable_in_sql(tmp_path, capsys):
+    rows = release_rows()
+    spatial = [r for r in rows if r["suite"] == "spatial"][:14]
+    main_rows = [r for r in rows if r["suite"] == "main"][:10]
+    write_instances(spatial, tmp_path / "r1")
+    write_instances(main_rows, tmp_path / "r2")
+    for mode, right in (("stepwise", True), ("answer-only", False)):
+        with open(tmp_path / f"{mode}.jsonl", "w") as handle:
+            for row in spatial + main_rows:
+                answer = json.loads(row["answer"]) if right else None
+                handle.write(json.dumps({"instance_id": row["instance_id"], "model": "m", "trial": 0, "prompt_mode": mode,
+                                         "response": json.dumps({"final_answer": answer}), "input_tokens": 100,
+                                         "output_tokens": 20, "latency_s": 0.25}) + "\n")
+    out = tmp_path / "eval"
+    assert main(["eval-bench", "--instances", str(tmp_path / "r1"), "--instances", str(tmp_path / "r2"),
+                 "--predictions", str(tmp_path / "stepwise.jsonl"), "--predictions", str(tmp_path / "answer-only.jsonl"),
+                 "--output", str(out), "--price", "m=1,2"]) == 0
+    report = (out / "report.md").read_text()
+    assert "| m [answer-only] | 24 | 24 | 1 |" in report and "| m [stepwise] | 24 | 24 | 1 |" in report
+    assert "| m [stepwise] | 24 of 24 | 2400 | 480 | 120 | 0.250 | 0.250 | 0.0034 |" in report
+    assert "## By point-set shape" in report and "## By spatial dimension" in report
+    capsys.readouterr()
+    assert main(["sql", str(out), "--format", "csv", "-c",
+                 "SELECT s.prompt_mode, i.suite, count(*) AS n, avg(s.exact) AS exact FROM scores s "
+                 "JOIN instances i USING (instance_id) GROUP BY ALL ORDER BY ALL"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "prompt_mode,suite,n,exact", "answer-only,main,10,0.0", "answer-only,spatial,14,0.0",
+        "stepwise,main,10,1.0", "stepwise,spatial,14,1.0"]
+    con = duckdb.connect()
+    con.execute(SCORES.view_sql(str(out)))
+    assert con.execute("SELECT count(DISTINCT variant), count(*) FILTER (WHERE variant IS NULL) FROM scores").fetchone() == (7, 20)

@@ -4,11 +4,11 @@ import struct
 from transforms.scoring.report import HEATMAP, LENGTH_PLOT, RADAR, write_report
 
 
-def score(model, trial, category, task, difficulty, length, exact, error=None):
+def score(model, trial, category, task, difficulty, length, exact, error=None, **extra):
     return {"instance_id": f"{task}.{difficulty}.{length}", "model": model, "trial": trial, "suite": "main",
             "category": category, "structure": task.split("/")[0], "task": task.split("/")[1],
             "difficulty": difficulty, "length": length, "exact": exact, "partial": exact,
-            "structural": exact, "parse_error": error}
+            "structural": exact, "parse_error": error, **extra}
 
 
 def test_report_has_tables_plots_and_errors(tmp_path):
@@ -19,9 +19,12 @@ def test_report_has_tables_plots_and_errors(tmp_path):
     assert report.startswith("# T\n\nA note.\n")
     assert "| a | 6 | 2 | 3 | 0 | 3 | 0.500 ± 0.000 |" in report
     assert "| b | 1 | 1 | 1 | 1 | 0 | 0.000 ± 0.000 |" in report
-    assert "| Temporal | 0.000 ± 0.000 | 0.000 ± 0.000 | 0.000 ± 0.000 | – | – | – |" in report
-    for heading in ("suite", "category", "structure", "task", "difficulty", "length"):
-        assert f"## By {heading}" in report
+    assert "| Temporal | 1×3 | 0.000 ± 0.000 | 0.000 ± 0.000 | 0.000 ± 0.000 | – | – | – | – |" in report
+    assert "| Linear | 1×3 | 1.000 ± 0.000 | 1.000 ± 0.000 | 1.000 ± 0.000 | 1×1 | 0.000 ± 0.000 |" in report
+    for heading in ("suite", "category", "structure", "structure/task", "difficulty", "length"):
+        assert f"## By {heading}\n" in report
+    assert "## By spatial dimension" not in report          # no row has a spatial variant
+    assert "| array/access | 1×3 |" in report and "Figures rest on a: 2 instances × 3 trial(s); b: 1 instances" in report
     assert "| a | no final_answer found | 3 |" in report
     assert "| b | request failed: timeout after 5 attempt(s) | 1 |" in report
     for png in (RADAR, HEATMAP, LENGTH_PLOT):
@@ -35,3 +38,21 @@ def test_same_scores_give_the_same_bytes(tmp_path):
     write_report(rows, tmp_path / "y")
     for name in ("report.md", RADAR, HEATMAP, LENGTH_PLOT):
         assert (tmp_path / "x" / name).read_bytes() == (tmp_path / "y" / name).read_bytes()
+
+
+def test_runs_side_by_side_with_usage_cost_and_spatial_breakdowns(tmp_path):
+    rows = []
+    for mode, exact in (("stepwise", 1.0), ("answer-only", 0.0)):
+        for variant, length in (("moons", 5), ("3d", 6), (None, 7)):
+            rows.append(score("m", 0, "Spatial", "kd_tree/construct", "easy", length, exact, prompt_mode=mode,
+                              variant=variant, input_tokens=1000, output_tokens=500, latency_s=0.5 * length))
+    rows += [score("a/x", 0, "Linear", "array/insert", "easy", 5, 1.0, prompt_mode="stepwise"),
+             score("a/x", 0, "Hierarchical", "bst/insert", "easy", 5, 0.0, prompt_mode="stepwise")]
+    report = write_report(rows, tmp_path, prices={"m": (2.0, 10.0)}).read_text()
+    assert "| m [answer-only] | 3 | 3 | 1 |" in report and "| m [stepwise] | 3 | 3 | 1 |" in report
+    # 3 predictions x (1000 in, 500 out) at $2 / $10 per million: 0.006 + 0.015; latencies 2.5, 3, 3.5
+    assert "| m [stepwise] | 3 of 3 | 3000 | 1500 | 1500 | 3.000 | 3.500 | 0.0210 |" in report
+    assert "| a/x | 0 of 2 | 0 | 0 | – | – | – | – |" in report
+    assert "## By spatial dimension" in report and "| 3-D | 1×1 | 0.000 ± 0.000 | 0.000 ± 0.000 | 0.000 ± 0.000 | 1×1 | 1.000 ± 0.000 |" in report
+    assert "## By point-set shape" in report and "| moons |" in report
+    assert "| array/insert |" in report and "| bst/insert |" in report     # tasks grouped by structure/task

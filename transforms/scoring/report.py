@@ -1,10 +1,15 @@
 """`report.md` with PNG plots beside it, from scores rows of one or several models.
 
 Plots (matplotlib, Agg backend, no display needed):
-  radar_category.png          exact accuracy by category, one polygon per model
-  heatmap_task_difficulty.png exact accuracy of every task at each difficulty, a panel per model
+  radar_category.png          exact accuracy by category, one polygon per run
+  heatmap_task_difficulty.png exact accuracy of every task at each difficulty, a panel per run;
+                              each cell shows its value and n (instances)
   accuracy_vs_length.png      exact accuracy (with its spread over trials) and structural credit
-                              (dashed) against instance length, per model
+                              (dashed) against instance length, per run
+
+A run is a model, or a model and prompt mode when one model was run in several modes, so models
+and prompt modes sit side by side. Every table cell and figure says how many instances and
+trials it rests on; the overview adds tokens, latency and (given prices) cost per run.
 """
 from __future__ import annotations
 
@@ -17,7 +22,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from transforms.scoring.diagnostics import DIMENSIONS, GroupStats, error_counts, side_by_side, summarize  # noqa: E402
+from transforms.scoring.diagnostics import (BREAKDOWNS, GroupStats, error_counts, run_labels, side_by_side,  # noqa: E402
+                                           summarize, usage, with_breakdown_columns)
 
 RADAR = "radar_category.png"
 HEATMAP = "heatmap_task_difficulty.png"
@@ -42,28 +48,55 @@ as R/B, undirected edges ordered), so formatting never costs credit.
 
 
 def write_report(rows: Iterable[Mapping[str, Any]], out_dir: str | pathlib.Path, *,
-                 title: str = "Benchmark evaluation", notes: Sequence[str] = ()) -> pathlib.Path:
+                 title: str = "Benchmark evaluation", notes: Sequence[str] = (),
+                 prices: Mapping[str, tuple[float, float]] | None = None) -> pathlib.Path:
     """Write `report.md` and its plots into `out_dir`; returns the report's path."""
-    rows = list(rows)
+    rows = [with_breakdown_columns(r) for r in run_labels(rows)]
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _radar(summarize(rows, ("category",)), out / RADAR)
-    _heatmap(summarize(rows, ("suite", "structure", "task", "difficulty")), out / HEATMAP)
-    _length_plot(summarize(rows, ("length",)), out / LENGTH_PLOT)
+    basis = _basis(rows)
+    _radar(summarize(rows, ("category",)), out / RADAR, basis)
+    _heatmap(summarize(rows, ("suite", "structure", "task", "difficulty")), out / HEATMAP, basis)
+    _length_plot(summarize(rows, ("length",)), out / LENGTH_PLOT, basis)
     lines = [f"# {title}", ""]
     lines += [f"{note}" for note in notes] + ([""] if notes else [])
-    lines += _overview(rows)
+    lines += _overview(rows) + [""] + _usage(rows, prices or {})
     lines += ["", f"![exact accuracy by category]({RADAR})", "",
               f"![exact accuracy by task and difficulty]({HEATMAP})", "",
-              f"![accuracy against length]({LENGTH_PLOT})", ""]
+              f"![accuracy against length]({LENGTH_PLOT})", "",
+              f"Figures rest on {basis}.", ""]
     lines += ["Figures are mean ± standard deviation over trials of the per-trial mean "
-              "(exact / partial / structural).", ""]
-    for dimension in DIMENSIONS:
-        lines += [f"## By {dimension}", ""] + _table(summarize(rows, (dimension,)), dimension) + [""]
+              "(exact / partial / structural); n = instances × trials behind each figure.", ""]
+    for name, columns in BREAKDOWNS.items():
+        stats = summarize([r for r in rows if all(r.get(c) is not None for c in columns)], columns)
+        if stats:
+            lines += [f"## By {name}", ""] + _table(stats, name) + [""]
     lines += _errors(rows) + ["", HOW_SCORED]
     path = out / "report.md"
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
     return path
+
+
+def _basis(rows: list[Mapping[str, Any]]) -> str:
+    """'N instances × T trials' per run, for figure captions."""
+    return "; ".join(f"{s.model}: {s.instances} instances × {s.trials} trial(s)" for s in summarize(rows)) or "no scores"
+
+
+def _usage(rows: list[Mapping[str, Any]], prices: Mapping[str, tuple[float, float]]) -> list[str]:
+    lines = ["## Tokens, latency and cost", "",
+             "| run | predictions with usage | input tokens | output tokens | tokens per prediction | "
+             "mean latency (s) | p95 latency (s) | cost (USD) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    base = {r["model"]: r.get("base_model", r["model"]) for r in rows}
+    for model, u in usage(rows).items():
+        price = prices.get(base[model])
+        cost = f"{(u['input_tokens'] * price[0] + u['output_tokens'] * price[1]) / 1e6:.4f}" if price else "–"
+        per = f"{(u['input_tokens'] + u['output_tokens']) / u['with_usage']:.0f}" if u["with_usage"] else "–"
+        latency = [f"{u[k]:.3f}" if u[k] is not None else "–" for k in ("latency_mean_s", "latency_p95_s")]
+        lines.append(f"| {model} | {u['with_usage']} of {u['predictions']} | {u['input_tokens']} | "
+                     f"{u['output_tokens']} | {per} | {latency[0]} | {latency[1]} | {cost} |")
+    lines += ["", "Cost = input tokens × input price + output tokens × output price (USD per million tokens, "
+              "given with `--price MODEL=IN,OUT`); – where no price or no usage was recorded."]
+    return lines
 
 
 def _fmt(stats: GroupStats | None, metric: str) -> str:
@@ -75,7 +108,7 @@ def _fmt(stats: GroupStats | None, metric: str) -> str:
 def _overview(rows: list[Mapping[str, Any]]) -> list[str]:
     overall = {s.model: s for s in summarize(rows)}
     lines = ["## Overview", "",
-             "| model | predictions | instances | trials | request failures | parse errors | exact | partial | structural |",
+             "| run | predictions | instances | trials | request failures | parse errors | exact | partial | structural |",
              "|---|---:|---:|---:|---:|---:|---|---|---|"]
     for model in sorted({r["model"] for r in rows}):
         mine = [r for r in rows if r["model"] == model]
@@ -89,13 +122,25 @@ def _overview(rows: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+def _key_label(dimension: str, key: tuple) -> str:
+    if dimension == "structure/task":
+        return _task_label(*key)
+    if dimension == "spatial dimension":
+        return f"{key[0]}-D"
+    return str(key[0])
+
+
 def _table(stats: list[GroupStats], dimension: str) -> list[str]:
     models, keys, table = side_by_side(stats)
-    header = f"| {dimension} | " + " | ".join(f"{m} exact | {m} partial | {m} structural" for m in models) + " |"
-    lines = [header, "|---|" + "---|" * (3 * len(models))]
+    header = f"| {dimension} | " + " | ".join(f"{m} n | {m} exact | {m} partial | {m} structural" for m in models) + " |"
+    lines = [header, "|---|" + "---:|---|---|---|" * len(models)]
     for key in keys:
-        cells = [_fmt(table[key].get(m), metric) for m in models for metric in ("exact", "partial", "structural")]
-        lines.append(f"| {key[0]} | " + " | ".join(cells) + " |")
+        cells = []
+        for m in models:
+            found = table[key].get(m)
+            cells.append(f"{found.instances}×{found.trials}" if found else "–")
+            cells += [_fmt(found, metric) for metric in ("exact", "partial", "structural")]
+        lines.append(f"| {_key_label(dimension, key)} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -109,7 +154,7 @@ def _errors(rows: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _radar(stats: list[GroupStats], path: pathlib.Path) -> None:
+def _radar(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
     models, keys, table = side_by_side(stats)
     labels = [k[0] for k in keys]
     angles = [2 * math.pi * i / max(len(labels), 1) for i in range(len(labels))]
@@ -122,7 +167,7 @@ def _radar(stats: list[GroupStats], path: pathlib.Path) -> None:
     ax.set_xticks(angles)
     ax.set_xticklabels(labels)
     ax.set_ylim(0, 1)
-    ax.set_title("Exact accuracy by category")
+    ax.set_title(f"Exact accuracy by category\n({basis})", fontsize=8)
     ax.legend(loc="upper right", bbox_to_anchor=(1.25, 1.1), fontsize="small")
     fig.savefig(path, dpi=100, bbox_inches="tight", metadata=_PNG_METADATA)
     plt.close(fig)
@@ -133,26 +178,33 @@ def _task_label(suite: str, structure: str, task: str) -> str:
     return name if suite == "main" else f"{suite}: {name}"
 
 
-def _heatmap(stats: list[GroupStats], path: pathlib.Path) -> None:
+def _heatmap(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
     models = sorted({s.model for s in stats})
     tasks = sorted({_task_label(*s.key[:3]) for s in stats})
     difficulties = sorted({s.key[3] for s in stats}, key=lambda d: ("easy", "medium", "hard").index(d)
                           if d in ("easy", "medium", "hard") else 3)
-    cell = {(s.model, _task_label(*s.key[:3]), s.key[3]): s.mean["exact"] for s in stats}
+    cell = {(s.model, _task_label(*s.key[:3]), s.key[3]): s for s in stats}
     fig, axes = plt.subplots(1, len(models), figsize=(2.2 + 1.6 * len(models) * max(len(difficulties), 1) / 3 + 2,
                                                        1.5 + 0.22 * len(tasks)), squeeze=False)
     for ax, model in zip(axes[0], models):
-        grid = [[cell.get((model, t, d), math.nan) for d in difficulties] for t in tasks]
+        found = [[cell.get((model, t, d)) for d in difficulties] for t in tasks]
+        grid = [[s.mean["exact"] if s else math.nan for s in row] for row in found]
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        for y, row in enumerate(found):
+            for x, s in enumerate(row):
+                if s:
+                    ax.text(x, y, f"{s.mean['exact']:.2f}\nn={s.instances}", ha="center", va="center", fontsize=5,
+                            color="white" if s.mean["exact"] < 0.6 else "black")
         ax.set_xticks(range(len(difficulties)), difficulties)
         ax.set_yticks(range(len(tasks)), tasks if ax is axes[0][0] else [""] * len(tasks), fontsize=7)
         ax.set_title(model, fontsize=9)
     fig.colorbar(image, ax=list(axes[0]), label="exact accuracy")
+    fig.suptitle(f"Exact accuracy per task and difficulty; n = instances per cell ({basis})", fontsize=8)
     fig.savefig(path, dpi=100, bbox_inches="tight", metadata=_PNG_METADATA)
     plt.close(fig)
 
 
-def _length_plot(stats: list[GroupStats], path: pathlib.Path) -> None:
+def _length_plot(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for model in sorted({s.model for s in stats}):
         mine = [s for s in stats if s.model == model and s.key[0] is not None]
@@ -164,6 +216,7 @@ def _length_plot(stats: list[GroupStats], path: pathlib.Path) -> None:
     ax.set_xlabel("length (elements or operations)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.02)
+    ax.set_title(f"Accuracy against length ({basis})", fontsize=8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.savefig(path, dpi=100, bbox_inches="tight", metadata=_PNG_METADATA)

@@ -12,7 +12,8 @@ from transforms.scoring import metrics
 from transforms.scoring.canonical import AnswerShapeError, canonicalize, serialize
 from transforms.scoring.parse import extract_answer
 
-INSTANCE_COLUMNS = ("suite", "category", "structure", "task", "difficulty", "length")
+INSTANCE_COLUMNS = ("suite", "category", "structure", "task", "difficulty", "length", "variant")
+USAGE_COLUMNS = ("prompt_mode", "input_tokens", "output_tokens", "latency_s")      # copied from the prediction
 
 
 class GroundTruthError(ValueError):
@@ -35,6 +36,7 @@ def score_prediction(instance: Mapping[str, Any], prediction: Mapping[str, Any],
         "model": prediction["model"],
         "trial": int(prediction["trial"]),
         **{column: instance.get(column) for column in INSTANCE_COLUMNS},
+        **{column: prediction.get(column) for column in USAGE_COLUMNS},
         "exact": 0.0, "partial": 0.0, "structural": 0.0,
         "parsed_answer": None, "parse_error": None,
     }

@@ -20,7 +20,7 @@ from schemas import INSTANCES, PREDICTIONS
 from schemas.table import Table
 
 INSTANCE_READ_COLUMNS = ("instance_id", "suite", "category", "structure", "task", "difficulty",
-                         "length", "prompt", "prompt_parts", "answer", "answer_type")
+                         "length", "variant", "prompt", "prompt_parts", "answer", "answer_type")
 
 
 class InputError(ValueError):

@@ -6,6 +6,8 @@
 
 Every block ends imported or failed (with the file, line and reason); every file under the two
 folders is either read or listed as skipped (no reader for its format), so the counts add up.
+An imported instance's suite is its task's suite prefixed with "dsr-" (dsr-main, dsr-natural,
+dsr-extended), so one report over both releases keeps them apart.
 The release holds `instances/` (run-bench and eval-bench read it unchanged), `reference_checks/`
 (queryable with `thmforge sql`) and `import_summary.json` (counts per task and the agreement).
 Small (a few thousand instances), so it runs in one process without Beam.
@@ -29,6 +31,7 @@ from transforms.scoring.tables import write_instances
 GENERATOR_VERSION = "dsr-bench-import/1"
 SOURCE_FOLDERS = ("generation", "natural")
 SUMMARY_FILE = "import_summary.json"
+SUITE_PREFIX = "dsr-"        # imported rows sit in their own suites (dsr-main, ...) beside thmforge's in a report
 
 
 class DsrCheckoutError(ValueError):
@@ -96,9 +99,10 @@ def import_release(checkout: str, output: str) -> dict:
             index = next_index[key]
             next_index[key] += 1
             ident = instance_id(item, difficulty, variant, index)
-            rows.append(instance_row(task, item.spec, item.answer, instance_id=ident, difficulty=difficulty,
-                                     variant=variant, index=index, seed=None, length=item.length,
-                                     generator_version=GENERATOR_VERSION))
+            row = instance_row(task, item.spec, item.answer, instance_id=ident, difficulty=difficulty,
+                               variant=variant, index=index, seed=None, length=item.length,
+                               generator_version=GENERATOR_VERSION)
+            rows.append({**row, "suite": SUITE_PREFIX + row["suite"]})
             agrees, mine, reason = compare(item.task_id, item.spec, item.answer)
             checks.append({"instance_id": ident, "source_file": relative, "source_line": item.line,
                            "task_id": item.task_id, "agrees": agrees, "thmforge_answer": mine, "reason": reason})

@@ -65,7 +65,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     differing = con.execute("SELECT c.instance_id, c.thmforge_answer, c.reason, i.suite FROM reference_checks c "
                             "JOIN instances i USING (instance_id) WHERE NOT c.agrees").fetchall()
     assert differing == [("dsr.queue.compound.hard.00000", "[2]",
-                          "answers differ (no known rule difference explains it)", "main")]
+                          "answers differ (no known rule difference explains it)", "dsr-main")]
     prompt = con.execute("SELECT prompt FROM instances WHERE instance_id = 'dsr.priority_queue.compound.easy.00000'").fetchone()[0]
     assert "increase_key of value 5 to priority 40" in prompt and "changes nothing" in prompt
     bloom = con.execute("SELECT prompt FROM instances WHERE task = 'compound_clamped'").fetchone()[0]

@@ -26,6 +26,12 @@ FILES = {
         "[('Di Tran', '10:30'), ('Bo Reyes', '09:00'), ('Cy Stone', '11:00')]\n\n"
         "insert Ed Umber 08:00\n[('Ed Umber', '08:00')]\n",
     "generation/array/access/access_medium.txt": "0\n[4, 8, 15]\nIndex: 2\nAnswer: 15\n",
+    "generation/array/delete/delete_easy.txt": "0\n[3, 9, 3]\nElement: 3\nAnswer: [9, 3]\n1\n[1]\nElement: 2\nAnswer: [1]\n",
+    "generation/array/insert/insert_easy.txt": "0\n[3, 9]\nIndex: 1\nElement: 5\nAnswer: [3, 5, 9]\n",
+    "generation/array/reverse/reverse_hard.txt": "0\n[1, 2, 3]\nAnswer: [3, 2, 1]\n",
+    "generation/array/search/search_easy.txt": "0\n[7, 8, 7]\nElement: 7\nAnswer: 0\n",
+    "generation/stack/compound/compound_easy.txt": "push 4\npush 6\npop\npush 1\n[4, 1]\n",
+    "generation/heap/compound/compound_easy.txt": "Heap 0\ninsert 9\ninsert 4\ninsert 7\ninsert 1\ndelete\n[4, 9, 7]\n",
     # a wrong ground truth: imported as given, flagged as a disagreement
     "generation/queue/compound/compound_hard.txt": "enqueue 1\nenqueue 2\ndequeue\n[1]\n",
     "generation/ball_tree/generation.py": "raise SystemExit('never executed')\n",
@@ -46,10 +52,13 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     out = tmp_path / "release"
     assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
     printed = capsys.readouterr().out
-    assert "9 instances imported" in printed and "agrees on 8, differs on 1; 1 blocks failed; 1 files skipped" in printed
+    assert "15 instances imported" in printed and "agrees on 14, differs on 1; 2 blocks failed; 1 files skipped" in printed
     summary = json.loads((out / "import_summary.json").read_text())
-    assert summary["failures"] == [{"file": "generation/priority_queue/compound/compound_easy.txt", "line": 8,
-                                    "reason": "line 10: unknown priority-queue operation 'frobnicate (1, 3)'"}]
+    assert summary["failures"] == [
+        {"file": "generation/array/delete/delete_easy.txt", "line": 5,
+         "reason": "line 5: the element to delete, 2, is not in the array"},
+        {"file": "generation/priority_queue/compound/compound_easy.txt", "line": 8,
+         "reason": "line 10: unknown priority-queue operation 'frobnicate (1, 3)'"}]
     assert summary["skipped_files"] == ["generation/unknown/thing_easy.txt"]
     assert summary["by_task"]["priority_queue/compound"] == {"imported": 2, "agree": 2, "differ": 0}
     assert summary["by_task"]["queue/compound"] == {"imported": 1, "agree": 0, "differ": 1}
@@ -57,7 +66,9 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
-    assert len(rows) == 9
+    assert len(rows) == 15
+    assert json.loads(con.execute("SELECT spec FROM instances WHERE task = 'delete'").fetchone()[0]) == {
+        "array": [3, 9, 3], "index": 0}                              # DSR-Bench deletes by value: its first index
     assert json.loads(rows["dsr.ball_tree.construct.easy.00000"])[2] == [5.0, 8.33]
     assert json.loads(rows["dsr.kd_heap.labelled_compound.medium.2d.00000"]) == [1, 0, 2]
     assert json.loads(rows["dsr.bst.natural_clinic.hard.00000"]) == ["Di Tran", "Bo Reyes", "Cy Stone"]
@@ -84,7 +95,7 @@ def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
     assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
                  "--output", str(tmp_path / "eval")]) == 0
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
-    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (9, 1.0)
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (15, 1.0)
 
 
 def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):

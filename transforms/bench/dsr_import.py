@@ -112,18 +112,35 @@ def _unknown(what: str, number: int, line: str) -> DsrFormatError:
 
 # --- generation/ files ---------------------------------------------------------------------------
 
-def parse_queue(block: list[Line]) -> DsrItem:
+def _simple_operations(body: list[Line], names: dict[str, tuple[str, int]], what: str) -> list[list]:
+    """'name [int]' lines -> thmforge operations; `names` maps DSR-Bench's name to (ours, argument count)."""
     operations = []
-    for number, line in _body(block)[1]:
+    for number, line in body:
         name, *args = line.split()
-        if name == "enqueue" and len(args) == 1:
-            operations.append(["enqueue", *_ints(args, number)])
-        elif name == "dequeue" and not args:
-            operations.append(["dequeue"])
-        else:
-            raise _unknown("queue", number, line)
+        if name not in names or len(args) != names[name][1]:
+            raise _unknown(what, number, line)
+        operations.append([names[name][0], *_ints(args, number)])
+    return operations
+
+
+def parse_queue(block: list[Line]) -> DsrItem:
+    operations = _simple_operations(_body(block)[1], {"enqueue": ("enqueue", 1), "dequeue": ("dequeue", 0)}, "queue")
     return DsrItem("queue/compound", {"initial": [], "operations": operations}, _answer(block), len(operations),
                    block[0][0])
+
+
+def parse_stack(block: list[Line]) -> DsrItem:
+    operations = _simple_operations(_body(block)[1], {"push": ("push", 1), "pop": ("pop", 0)}, "stack")
+    return DsrItem("stack/compound", {"initial": [], "operations": operations}, _answer(block), len(operations),
+                   block[0][0])
+
+
+def parse_heap(block: list[Line]) -> DsrItem:
+    """A min-heap from empty; DSR-Bench's delete removes the root (thmforge's extract)."""
+    body = _body(block, re.compile(r"^Heap \d+$"))[1]
+    operations = _simple_operations(body, {"insert": ("insert", 1), "delete": ("extract", 0)}, "heap")
+    return DsrItem("heap/compound", {"kind": "min", "values": [], "operations": operations}, _answer(block),
+                   len(operations), block[0][0])
 
 
 PQ_OP = re.compile(r"^(insert|raise_key|decrease_key)\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*\)$")
@@ -190,11 +207,50 @@ def parse_ball_tree(block: list[Line]) -> DsrItem:
     return DsrItem("ball_tree/construct", spec, answer, len(spec["points"]), block[0][0])
 
 
-def parse_array_access(block: list[Line]) -> DsrItem:
-    if len(block) != 4:
-        raise DsrFormatError(f"line {block[0][0]}: expected a number, an array, 'Index: i' and 'Answer: v'")
-    spec = {"array": literal(block[1][1], block[1][0]), "index": _prefixed(block[2], "Index:")}
-    return DsrItem("array/access", spec, _prefixed(block[3], "Answer:"), len(spec["array"]), block[0][0])
+def numbered_blocks(text: str) -> list[list[Line]]:
+    """Blocks that start with a line holding only the instance number (the array files)."""
+    blocks: list[list[Line]] = []
+    for number, line in _lines(text):
+        if line.isdigit() or not blocks:
+            blocks.append([])
+        blocks[-1].append((number, line))
+    return blocks
+
+
+def _labelled(block: list[Line], labels: tuple[str, ...]) -> tuple[list, dict[str, Any], Any]:
+    """(the array, {label: value}, the answer) of a block 'N / [array] / Label: value ... / Answer: v'."""
+    if len(block) != 3 + len(labels):
+        raise DsrFormatError(f"line {block[0][0]}: expected a number, an array, "
+                             + "".join(f"'{label}: ...', " for label in labels) + "and 'Answer: ...'")
+    values = {label: _prefixed(line, f"{label}:") for label, line in zip(labels, block[2:-1])}
+    return literal(block[1][1], block[1][0]), values, _prefixed(block[-1], "Answer:")
+
+
+def _array_item(task: str, block: list[Line], labels: tuple[str, ...],
+                spec: Callable[[list, dict[str, Any]], dict]) -> DsrItem:
+    array, values, answer = _labelled(block, labels)
+    return DsrItem(f"array/{task}", spec(array, values), answer, len(array), block[0][0])
+
+
+def _first_index(array: list, value: Any, line: int) -> int:
+    """DSR-Bench deletes by value (the first occurrence); thmforge's delete takes its index."""
+    if value not in array:
+        raise DsrFormatError(f"line {line}: the element to delete, {value!r}, is not in the array")
+    return array.index(value)
+
+
+ARRAY_TASKS = {
+    "access": (("Index",), lambda a, v, line: {"array": a, "index": v["Index"]}),
+    "delete": (("Element",), lambda a, v, line: {"array": a, "index": _first_index(a, v["Element"], line)}),
+    "insert": (("Index", "Element"), lambda a, v, line: {"array": a, "index": v["Index"], "value": v["Element"]}),
+    "reverse": ((), lambda a, v, line: {"array": a}),
+    "search": (("Element",), lambda a, v, line: {"array": a, "value": v["Element"]}),
+}
+
+
+def array_parser(task: str) -> Callable[[list[Line]], DsrItem]:
+    labels, make = ARRAY_TASKS[task]
+    return lambda block: _array_item(task, block, labels, lambda a, v: make(a, v, block[0][0]))
 
 
 # --- natural/ files ------------------------------------------------------------------------------
@@ -222,8 +278,11 @@ def parse_clinic(block: list[Line]) -> DsrItem:
 
 
 FORMATS = (
-    FileFormat(r"^generation/array/access/access_(easy|medium|hard)\.txt$", fixed_size(4), parse_array_access),
+    *(FileFormat(rf"^generation/array/{task}/{task}_(easy|medium|hard)\.txt$", numbered_blocks, array_parser(task))
+      for task in ARRAY_TASKS),
     FileFormat(r"^generation/queue/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_queue),
+    FileFormat(r"^generation/stack/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_stack),
+    FileFormat(r"^generation/heap/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_heap),
     FileFormat(r"^generation/priority_queue/compound/compound_(easy|medium|hard)\.txt$", answer_terminated,
                parse_priority_queue),
     FileFormat(r"^generation/bloom_filter/compound/compound_(easy|medium|hard)\.txt$", answer_terminated,

@@ -39,9 +39,40 @@ def _specs(task_id: str, difficulty: str):
         yield task, draw_spec(task, difficulty, "", "dsr-format", index)[1]
 
 
-def _array_access(difficulty: str) -> str:
-    return "".join(f"{i}\n{spec['array']}\nIndex: {spec['index']}\nAnswer: {task.solve(spec)}\n"
-                   for i, (task, spec) in enumerate(_specs("array/access", difficulty)))
+ARRAY_LABELS = {"access": lambda s: f"Index: {s['index']}\n",
+                "delete": lambda s: f"Element: {s['array'][s['index']]}\n",
+                "insert": lambda s: f"Index: {s['index']}\nElement: {s['value']}\n",
+                "reverse": lambda s: "", "search": lambda s: f"Element: {s['value']}\n"}
+
+
+def _array(name: str):
+    def render(difficulty: str) -> str:
+        blocks = []
+        for i, (task, spec) in enumerate(_specs(f"array/{name}", difficulty)):
+            if name == "delete":      # DSR-Bench deletes by value: make the index the value's first occurrence
+                spec = {**spec, "index": spec["array"].index(spec["array"][spec["index"]])}
+            blocks.append(f"{i}\n{spec['array']}\n{ARRAY_LABELS[name](spec)}Answer: {task.solve(spec)}\n")
+        return "".join(blocks)
+    return render
+
+
+def _stack(difficulty: str) -> str:
+    blocks = []
+    for task, spec in _specs("stack/compound", difficulty):
+        ops = [["push", v] for v in spec["initial"]] + spec["operations"]
+        blocks.append("".join(f"{' '.join(map(str, op))}\n" for op in ops)
+                      + f"{task.solve({'initial': [], 'operations': ops})}\n")
+    return "".join(blocks)
+
+
+def _heap(difficulty: str) -> str:
+    blocks = []
+    for i, (task, spec) in enumerate(_specs("heap/compound", difficulty)):
+        ops = [["insert", v] for v in spec["values"]] + spec["operations"]
+        answer = task.solve({"kind": "min", "values": [], "operations": ops})
+        blocks.append(f"Heap {i}\n" + "".join("delete\n" if op[0] == "extract" else f"insert {op[1]}\n" for op in ops)
+                      + f"{answer}\n")
+    return "".join(blocks)
 
 
 def _queue(difficulty: str) -> str:
@@ -98,7 +129,9 @@ def _clinic(difficulty: str) -> str:
 
 
 FILES = {
-    "generation/array/access/access_{d}.txt": _array_access,
+    **{f"generation/array/{name}/{name}_{{d}}.txt": _array(name) for name in ARRAY_LABELS},
+    "generation/stack/compound/compound_{d}.txt": _stack,
+    "generation/heap/compound/compound_{d}.txt": _heap,
     "generation/queue/compound/compound_{d}.txt": _queue,
     "generation/priority_queue/compound/compound_{d}.txt": _priority_queue,
     "generation/bloom_filter/compound/compound_{d}.txt": _bloom_filter,

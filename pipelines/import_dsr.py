@@ -22,9 +22,9 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas import REFERENCE_CHECKS
-from transforms.bench.dsr_import import DsrFormatError, DsrItem, difficulty_of, file_format
+from transforms.bench.dsr_import import FORMATS, DsrFormatError, DsrItem, difficulty_of, file_format
 from transforms.bench.instances import canonical_json, instance_row
-from transforms.bench.registry import SpecError, get_task
+from transforms.bench.registry import DIFFICULTIES, SpecError, get_task
 from transforms.scoring.canonical import AnswerShapeError, canonicalize, serialize
 from transforms.scoring.tables import write_instances
 
@@ -67,6 +67,25 @@ def difference_reason(task_id: str, spec: dict) -> str:
     return "answers differ (no known rule difference explains it)"
 
 
+def input_files() -> set[str]:
+    """The files some format reads as its blocks' inputs (not instance files themselves)."""
+    return {fmt.inputs.format(d=d) for fmt in FORMATS if fmt.inputs for d in DIFFICULTIES}
+
+
+def paired_inputs(root: pathlib.Path, fmt, difficulty: str, count: int) -> list | str | None:
+    """The input blocks of a format whose inputs live in another file (one per block, same order);
+    None when the format needs none, or a reason (str) when they cannot be had."""
+    if fmt.inputs is None:
+        return None
+    path = root / fmt.inputs.format(d=difficulty)
+    if not path.is_file():
+        return f"its input file {fmt.inputs.format(d=difficulty)} is missing"
+    blocks = fmt.split_inputs(path.read_text(encoding="utf-8", errors="replace"))
+    if len(blocks) < count:
+        return f"{fmt.inputs.format(d=difficulty)} has {len(blocks)} inputs for {count} instances"
+    return blocks
+
+
 def instance_id(item: DsrItem, difficulty: str, variant: str, index: int) -> str:
     structure, name = item.task_id.split("/")
     middle = f"{difficulty}.{variant}" if variant else difficulty
@@ -82,30 +101,38 @@ def import_release(checkout: str, output: str) -> dict:
         relative = path.relative_to(root).as_posix()
         found = file_format(relative)
         if found is None:
-            skipped.append(relative)
+            if relative not in input_files():
+                skipped.append(relative)
             continue
         fmt, match = found
         difficulty, variant = difficulty_of(relative), fmt.variant(match)
         text = path.read_text(encoding="utf-8", errors="replace")
-        for block in fmt.split(text):
+        blocks = fmt.split(text)
+        inputs = paired_inputs(root, fmt, difficulty, len(blocks))
+        for number, block in enumerate(blocks):
             try:
-                item = fmt.parse(block)
-                task = get_task(item.task_id)
-                canonicalize(item.answer, task.answer_type)
+                if isinstance(inputs, str):
+                    raise DsrFormatError(inputs)
+                parsed = fmt.parse(block) if inputs is None else fmt.parse(block, inputs[number])
+                items = parsed if isinstance(parsed, list) else [parsed]
+                for item in items:
+                    canonicalize(item.answer, get_task(item.task_id).answer_type)
             except (DsrFormatError, AnswerShapeError) as exc:
                 failed.append({"file": relative, "line": block[0][0], "reason": str(exc)})
                 continue
-            key = (item.task_id, difficulty, variant)
-            index = next_index[key]
-            next_index[key] += 1
-            ident = instance_id(item, difficulty, variant, index)
-            row = instance_row(task, item.spec, item.answer, instance_id=ident, difficulty=difficulty,
-                               variant=variant, index=index, seed=None, length=item.length,
-                               generator_version=GENERATOR_VERSION)
-            rows.append({**row, "suite": SUITE_PREFIX + row["suite"]})
-            agrees, mine, reason = compare(item.task_id, item.spec, item.answer)
-            checks.append({"instance_id": ident, "source_file": relative, "source_line": item.line,
-                           "task_id": item.task_id, "agrees": agrees, "thmforge_answer": mine, "reason": reason})
+            for item in items:
+                task = get_task(item.task_id)
+                key = (item.task_id, difficulty, variant)
+                index = next_index[key]
+                next_index[key] += 1
+                ident = instance_id(item, difficulty, variant, index)
+                row = instance_row(task, item.spec, item.answer, instance_id=ident, difficulty=difficulty,
+                                   variant=variant, index=index, seed=None, length=item.length,
+                                   generator_version=GENERATOR_VERSION)
+                rows.append({**row, "suite": SUITE_PREFIX + row["suite"]})
+                agrees, mine, reason = compare(item.task_id, item.spec, item.answer)
+                checks.append({"instance_id": ident, "source_file": relative, "source_line": item.line,
+                               "task_id": item.task_id, "agrees": agrees, "thmforge_answer": mine, "reason": reason})
     summary = summarize(checks, failed, skipped)
     out = pathlib.Path(output)
     if rows:

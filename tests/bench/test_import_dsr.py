@@ -30,6 +30,16 @@ FILES = {
     "generation/array/insert/insert_easy.txt": "0\n[3, 9]\nIndex: 1\nElement: 5\nAnswer: [3, 5, 9]\n",
     "generation/array/reverse/reverse_hard.txt": "0\n[1, 2, 3]\nAnswer: [3, 2, 1]\n",
     "generation/array/search/search_easy.txt": "0\n[7, 8, 7]\nElement: 7\nAnswer: 0\n",
+    "natural/queue/natural-easy.txt": "enqueue Ann Lee\nenqueue Bo Kim\ndequeue Ann Lee\nenqueue Cy Ode\n['Bo Kim', 'Cy Ode']\n",
+    # input trees (keys in preorder with their children), then insert and traversal answers about them
+    "generation/binary_tree/bst_generation/bst_input_easy.txt":
+        "Tree 0\n50 30 70\n30 None 40\n40 None None\n70 None None\nTree 1\n5 None None\n",
+    "generation/binary_tree/insert/bst_insert_easy.txt":
+        "Insert: 35\nPre-order: [50,30,40,35,70] \nPost-order: [35,40,30,70,50] \n"
+        "Insert: 9\nPre-order: [5,9] \nPost-order: [9,5] \n",
+    "generation/binary_tree/traversal/bst_traversal_easy.txt":
+        "Pre-order: [50,30,40,70] \nIn-order: [30,40,50,70] \nPost-order: [40,30,70,50] \nDepth: 3\n\n"
+        "Pre-order: [5] \nIn-order: [5] \nPost-order: [5] \nDepth: 1\n",
     "generation/stack/compound/compound_easy.txt": "push 4\npush 6\npop\npush 1\n[4, 1]\n",
     "generation/heap/compound/compound_easy.txt": "Heap 0\ninsert 9\ninsert 4\ninsert 7\ninsert 1\ndelete\n[4, 9, 7]\n",
     # a wrong ground truth: imported as given, flagged as a disagreement
@@ -52,7 +62,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     out = tmp_path / "release"
     assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
     printed = capsys.readouterr().out
-    assert "15 instances imported" in printed and "agrees on 14, differs on 1; 2 blocks failed; 1 files skipped" in printed
+    assert "26 instances imported" in printed and "agrees on 25, differs on 1; 2 blocks failed; 1 files skipped" in printed
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["failures"] == [
         {"file": "generation/array/delete/delete_easy.txt", "line": 5,
@@ -66,7 +76,11 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
-    assert len(rows) == 15
+    assert len(rows) == 26
+    assert json.loads(rows["dsr.bst.insert.easy.00000"]) == [50, [30, None, [40, [35, None, None], None]], [70, None, None]]
+    assert rows["dsr.bst.depth.easy.00001"] == "1"
+    assert summary["by_task"]["bst/inorder"] == {"imported": 2, "agree": 2, "differ": 0}
+    assert summary["by_task"]["queue/natural_ice_cream"] == {"imported": 1, "agree": 1, "differ": 0}
     assert json.loads(con.execute("SELECT spec FROM instances WHERE task = 'delete'").fetchone()[0]) == {
         "array": [3, 9, 3], "index": 0}                              # DSR-Bench deletes by value: its first index
     assert json.loads(rows["dsr.ball_tree.construct.easy.00000"])[2] == [5.0, 8.33]
@@ -95,9 +109,17 @@ def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
     assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
                  "--output", str(tmp_path / "eval")]) == 0
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
-    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (15, 1.0)
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (26, 1.0)
 
 
 def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):
     assert main(["import-dsr", str(tmp_path), "--output", str(tmp_path / "out")]) == 2
     assert "not a DSR-Bench checkout" in capsys.readouterr().err
+
+
+def test_a_missing_input_file_fails_its_blocks_with_the_reason(checkout, tmp_path):
+    (checkout / "generation/binary_tree/bst_generation/bst_input_easy.txt").unlink()
+    main(["import-dsr", str(checkout), "--output", str(tmp_path / "release")])
+    summary = json.loads((tmp_path / "release" / "import_summary.json").read_text())
+    missing = [f for f in summary["failures"] if "bst_input_easy.txt is missing" in f["reason"]]
+    assert len(missing) == 4 and "bst/insert" not in summary["by_task"]

@@ -47,8 +47,10 @@ class FileFormat:
 
     pattern: str
     split: Callable[[str], list[list[Line]]]
-    parse: Callable[[list[Line]], DsrItem]
+    parse: Callable[..., DsrItem | list[DsrItem]]   # (block) or, with `inputs`, (block, its input block)
     variant: Callable[[re.Match], str] = lambda match: ""
+    inputs: str | None = None        # the file holding each block's input (same order), "{d}" = difficulty
+    split_inputs: Callable[[str], list[list[Line]]] | None = None
 
 
 def literal(text: str, line: int) -> Any:
@@ -253,6 +255,73 @@ def array_parser(task: str) -> Callable[[list[Line]], DsrItem]:
     return lambda block: _array_item(task, block, labels, lambda a, v: make(a, v, block[0][0]))
 
 
+# --- binary search trees: the input trees live in bst_input_{d}.txt, one block per instance ------
+
+BST_NODE = re.compile(r"^(-?\d+) (None|-?\d+) (None|-?\d+)$")
+
+
+def tree_input_blocks(text: str) -> list[list[Line]]:
+    """'Tree N' followed by one 'key left right' line per node, in preorder."""
+    blocks: list[list[Line]] = []
+    for number, line in _lines(text):
+        if line.startswith("Tree ") or not blocks:
+            blocks.append([])
+        blocks[-1].append((number, line))
+    return blocks
+
+
+def input_keys(tree: list[Line]) -> list[int]:
+    """The keys of an input tree in preorder: inserting them in that order rebuilds the same BST,
+    which is checked against the stated children."""
+    from transforms.bench.structures import bst
+    nodes = []
+    for number, line in tree[1:]:
+        found = BST_NODE.match(line)
+        if not found:
+            raise DsrFormatError(f"input line {number}: expected 'key left right', got {line!r}")
+        nodes.append(tuple(None if v == "None" else int(v) for v in found.groups()))
+    keys = [node[0] for node in nodes]
+    stated = {key: (left, right) for key, left, right in nodes}
+    rebuilt, stack = [], [bst.build(keys)]
+    while stack:
+        node = stack.pop()
+        if node is not None:
+            rebuilt.append((node.key, node.left and node.left.key, node.right and node.right.key))
+            stack += [node.right, node.left]
+    if any(stated.get(key) != (left, right) for key, left, right in rebuilt) or len(rebuilt) != len(nodes):
+        raise DsrFormatError(f"input line {tree[0][0]}: the tree is not the BST its preorder insertion builds")
+    return keys
+
+
+def _tree_from_preorder(keys: list[int]) -> list | None:
+    from transforms.bench.structures import bst
+    return bst.serialize(bst.build(keys))
+
+
+def parse_bst_insert(block: list[Line], tree: list[Line]) -> DsrItem:
+    """'Insert: k', 'Pre-order: [...]', 'Post-order: [...]': DSR-Bench answers with traversals of
+    the tree after the insertion; thmforge answers the tree, which the preorder determines."""
+    if len(block) != 3:
+        raise DsrFormatError(f"line {block[0][0]}: expected 'Insert: k', 'Pre-order: [...]', 'Post-order: [...]'")
+    key, preorder = _prefixed(block[0], "Insert:"), _prefixed(block[1], "Pre-order:")
+    keys = input_keys(tree)
+    return DsrItem("bst/insert", {"keys": keys, "insert": [key]}, _tree_from_preorder(preorder), len(keys) + 1,
+                   block[0][0])
+
+
+TRAVERSALS = (("Pre-order:", "bst/preorder"), ("In-order:", "bst/inorder"), ("Post-order:", "bst/postorder"),
+              ("Depth:", "bst/depth"))
+
+
+def parse_bst_traversal(block: list[Line], tree: list[Line]) -> list[DsrItem]:
+    """One block answers four tasks about one input tree: its three traversals and its depth."""
+    if len(block) != len(TRAVERSALS):
+        raise DsrFormatError(f"line {block[0][0]}: expected Pre-order, In-order, Post-order and Depth lines")
+    keys = input_keys(tree)
+    return [DsrItem(task_id, {"keys": keys}, _prefixed(line, prefix), len(keys), line[0])
+            for (prefix, task_id), line in zip(TRAVERSALS, block)]
+
+
 # --- natural/ files ------------------------------------------------------------------------------
 
 CLINIC_INSERT = re.compile(r"^insert (.+) (\d\d:\d\d)$")
@@ -277,6 +346,22 @@ def parse_clinic(block: list[Line]) -> DsrItem:
                    sum(1 for e in events if e[0] == "book"), block[0][0])
 
 
+def parse_natural_queue(block: list[Line]) -> DsrItem:
+    """'enqueue NAME' / 'dequeue NAME' lines, then the names in line; a dequeue serves the front
+    (the name it gives is DSR-Bench's expectation of who that is, not an instruction)."""
+    events = []
+    for number, line in _body(block)[1]:
+        name, _, who = line.partition(" ")
+        if name == "enqueue" and who:
+            events.append(["join", who, 0])
+        elif name == "dequeue":
+            events.append(["serve", 0])
+        else:
+            raise _unknown("queue story", number, line)
+    return DsrItem("queue/natural_ice_cream", {"initial": [], "events": events}, _answer(block), len(events),
+                   block[0][0])
+
+
 FORMATS = (
     *(FileFormat(rf"^generation/array/{task}/{task}_(easy|medium|hard)\.txt$", numbered_blocks, array_parser(task))
       for task in ARRAY_TASKS),
@@ -292,6 +377,12 @@ FORMATS = (
     FileFormat(r"^generation/ball_tree/construction/bt_construction_(easy|medium|hard)\.txt$", fixed_size(3),
                parse_ball_tree),
     FileFormat(r"^natural/bst/natural-(easy|medium|hard)\.txt$", answer_terminated, parse_clinic),
+    FileFormat(r"^natural/queue/natural-(easy|medium|hard)\.txt$", answer_terminated, parse_natural_queue),
+    FileFormat(r"^generation/binary_tree/insert/bst_insert_(easy|medium|hard)\.txt$", fixed_size(3), parse_bst_insert,
+               inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt", split_inputs=tree_input_blocks),
+    FileFormat(r"^generation/binary_tree/traversal/bst_traversal_(easy|medium|hard)\.txt$", fixed_size(4),
+               parse_bst_traversal, inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt",
+               split_inputs=tree_input_blocks),
 )
 
 

@@ -126,7 +126,8 @@ def prompt_ice_cream(spec: dict) -> PromptParts:
     return PromptParts(
         definition=("An ice-cream truck serves children in the order they lined up: a child who arrives joins the back "
                     "of the line, and the child at the front is served and leaves (a queue, first in, first out)."),
-        name="queue", setup=f"At first the line is, from front to back: {', '.join(spec['initial'])}. {story}",
+        name="queue", setup=(f"At first the line is, from front to back: {', '.join(spec['initial'])}. " if spec["initial"]
+               else "At first nobody is in line. ") + story,
         question="Who is in the line at the end, from front to back?",
         answer_format="a list of names (front first; [] if the line is empty)",
         rules="Only children who join the line are in it; anyone else mentioned is not. Report names front to back.")

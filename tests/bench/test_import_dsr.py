@@ -40,6 +40,12 @@ FILES = {
     "generation/binary_tree/traversal/bst_traversal_easy.txt":
         "Pre-order: [50,30,40,70] \nIn-order: [30,40,50,70] \nPost-order: [40,30,70,50] \nDepth: 3\n\n"
         "Pre-order: [5] \nIn-order: [5] \nPost-order: [5] \nDepth: 1\n",
+    "generation/lru_cache/cache/lru_easy.txt":
+        "LRU Cache Simulation 0, Cache Size: 2 \naccess 1\naccess 2\naccess 1\naccess 3\nFinal Cache: [1, 3]\n",
+    "generation/dsu/compound/compound_easy.txt": "[10, 20, 30]\nunion(10, 20)\nunion(30, 20)\n[10, 10, 10]\n\n",
+    "generation/graph/graph_input_easy.txt": "Graph 0\n7 3 5 9\n3, 7\n7, 9\n3, 5\n",
+    "generation/graph/bfs/bfs_easy.txt": "Graph 0: Source = 7 \n[7, 3, 9, 5]\n",
+    "generation/graph/dfs/dfs_easy.txt": "Graph 0: Source = 7 \n[7, 3, 5, 9]\n",
     "generation/stack/compound/compound_easy.txt": "push 4\npush 6\npop\npush 1\n[4, 1]\n",
     "generation/heap/compound/compound_easy.txt": "Heap 0\ninsert 9\ninsert 4\ninsert 7\ninsert 1\ndelete\n[4, 9, 7]\n",
     # a wrong ground truth: imported as given, flagged as a disagreement
@@ -62,7 +68,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     out = tmp_path / "release"
     assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
     printed = capsys.readouterr().out
-    assert "26 instances imported" in printed and "agrees on 25, differs on 1; 2 blocks failed; 1 files skipped" in printed
+    assert "30 instances imported" in printed and "agrees on 29, differs on 1; 2 blocks failed; 1 files skipped" in printed
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["failures"] == [
         {"file": "generation/array/delete/delete_easy.txt", "line": 5,
@@ -76,7 +82,9 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
-    assert len(rows) == 26
+    assert len(rows) == 30
+    assert json.loads(rows["dsr.dsu.compound.easy.00000"]) == [0, 0, 0]        # labels renumbered by position
+    assert json.loads(rows["dsr.graph.dfs.easy.00000"]) == [2, 0, 1, 3]         # nodes renumbered by label order
     assert json.loads(rows["dsr.bst.insert.easy.00000"]) == [50, [30, None, [40, [35, None, None], None]], [70, None, None]]
     assert rows["dsr.bst.depth.easy.00001"] == "1"
     assert summary["by_task"]["bst/inorder"] == {"imported": 2, "agree": 2, "differ": 0}
@@ -109,7 +117,7 @@ def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
     assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
                  "--output", str(tmp_path / "eval")]) == 0
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
-    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (26, 1.0)
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (30, 1.0)
 
 
 def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):

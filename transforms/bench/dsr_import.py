@@ -76,6 +76,29 @@ def answer_terminated(text: str) -> list[list[Line]]:
     return blocks + ([block] if block else [])
 
 
+def headed(prefix: str) -> Callable[[str], list[list[Line]]]:
+    """Blocks that start at each line beginning with `prefix`."""
+    def split(text: str) -> list[list[Line]]:
+        blocks: list[list[Line]] = []
+        for number, line in _lines(text):
+            if line.startswith(prefix) or not blocks:
+                blocks.append([])
+            blocks[-1].append((number, line))
+        return blocks
+    return split
+
+
+def blank_separated(text: str) -> list[list[Line]]:
+    """Blocks separated by blank lines."""
+    blocks: list[list[Line]] = [[]]
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            blocks[-1].append((number, line.strip()))
+        elif blocks[-1]:
+            blocks.append([])
+    return [b for b in blocks if b]
+
+
 def fixed_size(size: int) -> Callable[[str], list[list[Line]]]:
     """Blocks of `size` non-empty lines."""
     def split(text: str) -> list[list[Line]]:
@@ -255,23 +278,70 @@ def array_parser(task: str) -> Callable[[list[Line]], DsrItem]:
     return lambda block: _array_item(task, block, labels, lambda a, v: make(a, v, block[0][0]))
 
 
+def parse_lru(block: list[Line]) -> DsrItem:
+    head = re.match(r"^LRU Cache Simulation \d+, Cache Size: (\d+)$", block[0][1])
+    if not head or not block[-1][1].startswith("Final Cache:"):
+        raise DsrFormatError(f"line {block[0][0]}: expected 'LRU Cache Simulation N, Cache Size: C', accesses, "
+                             "'Final Cache: [...]'")
+    accesses = _simple_operations(block[1:-1], {"access": ("access", 1)}, "LRU cache")
+    return DsrItem("lru_cache/access", {"capacity": int(head[1]), "accesses": [op[1] for op in accesses]},
+                   _prefixed(block[-1], "Final Cache:"), len(accesses), block[0][0])
+
+
+def _positions(labels: list, what: str, line: int) -> dict:
+    if len(set(labels)) != len(labels):
+        raise DsrFormatError(f"line {line}: the {what} labels repeat")
+    return {label: i for i, label in enumerate(labels)}
+
+
+def _relabel(values: list, index: dict, line: int) -> list[int]:
+    unknown = [v for v in values if v not in index]
+    if unknown:
+        raise DsrFormatError(f"line {line}: labels {unknown[:5]} are not among the elements")
+    return [index[v] for v in values]
+
+
+DSU_UNION = re.compile(r"^union\((-?\d+),\s*(-?\d+)\)$")
+
+
+def parse_dsu(block: list[Line]) -> DsrItem:
+    """The elements' labels, 'union(a, b)' lines, then the parent of each element (labels); thmforge
+    numbers the elements 0..n-1 by their position in the label list."""
+    labels = literal(block[0][1], block[0][0])
+    index = _positions(labels, "element", block[0][0])
+    operations = []
+    for number, line in block[1:-1]:
+        found = DSU_UNION.match(line)
+        if not found:
+            raise _unknown("DSU", number, line)
+        operations.append(["union", *_relabel([int(found[1]), int(found[2])], index, number)])
+    parents = _relabel(_answer(block), index, block[-1][0])
+    return DsrItem("dsu/compound", {"size": len(labels), "operations": operations}, parents, len(operations),
+                   block[0][0])
+
+
+def parse_traversal(task_id: str) -> Callable[[list[Line], list[Line]], DsrItem]:
+    """'Graph N: Source = s' and the visiting order (labels); thmforge numbers the nodes 0..n-1 in
+    ascending label order, so 'neighbours in ascending order' means the same in both."""
+    def parse(block: list[Line], graph: list[Line]) -> DsrItem:
+        head = re.match(r"^Graph \d+: Source = (-?\d+)$", block[0][1])   # the input: 'Graph N', labels, 'u, v' edges
+        if len(block) != 2 or not head or len(graph) < 2:
+            raise DsrFormatError(f"line {block[0][0]}: expected 'Graph N: Source = s' and the visiting order")
+        labels = sorted(_ints(graph[1][1].split(), graph[1][0]))
+        index = _positions(labels, "node", graph[1][0])
+        edges = [_relabel(_ints(line.replace(",", " ").split(), number), index, number) for number, line in graph[2:]]
+        spec = {"num_nodes": len(labels), "edges": edges, "start": _relabel([int(head[1])], index, block[0][0])[0]}
+        return DsrItem(task_id, spec, _relabel(_answer(block), index, block[1][0]), len(labels), block[0][0])
+    return parse
+
+
 # --- binary search trees: the input trees live in bst_input_{d}.txt, one block per instance ------
 
 BST_NODE = re.compile(r"^(-?\d+) (None|-?\d+) (None|-?\d+)$")
 
 
-def tree_input_blocks(text: str) -> list[list[Line]]:
-    """'Tree N' followed by one 'key left right' line per node, in preorder."""
-    blocks: list[list[Line]] = []
-    for number, line in _lines(text):
-        if line.startswith("Tree ") or not blocks:
-            blocks.append([])
-        blocks[-1].append((number, line))
-    return blocks
-
-
 def input_keys(tree: list[Line]) -> list[int]:
-    """The keys of an input tree in preorder: inserting them in that order rebuilds the same BST,
+    """The keys of an input tree ('Tree N', then 'key left right' per node, in preorder): inserting them in that order rebuilds the same BST,
     which is checked against the stated children."""
     from transforms.bench.structures import bst
     nodes = []
@@ -376,13 +446,17 @@ FORMATS = (
                parse_kd_heap, variant=lambda match: f"{match[1]}d"),
     FileFormat(r"^generation/ball_tree/construction/bt_construction_(easy|medium|hard)\.txt$", fixed_size(3),
                parse_ball_tree),
+    FileFormat(r"^generation/lru_cache/cache/lru_(easy|medium|hard)\.txt$", headed("LRU Cache Simulation"), parse_lru),
+    FileFormat(r"^generation/dsu/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_dsu),
+    *(FileFormat(rf"^generation/graph/{name}/{name}_(easy|medium|hard)\.txt$", fixed_size(2), parse_traversal(f"graph/{name}"),
+                 inputs="generation/graph/graph_input_{d}.txt", split_inputs=headed("Graph ")) for name in ("bfs", "dfs")),
     FileFormat(r"^natural/bst/natural-(easy|medium|hard)\.txt$", answer_terminated, parse_clinic),
     FileFormat(r"^natural/queue/natural-(easy|medium|hard)\.txt$", answer_terminated, parse_natural_queue),
     FileFormat(r"^generation/binary_tree/insert/bst_insert_(easy|medium|hard)\.txt$", fixed_size(3), parse_bst_insert,
-               inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt", split_inputs=tree_input_blocks),
+               inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt", split_inputs=headed("Tree ")),
     FileFormat(r"^generation/binary_tree/traversal/bst_traversal_(easy|medium|hard)\.txt$", fixed_size(4),
                parse_bst_traversal, inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt",
-               split_inputs=tree_input_blocks),
+               split_inputs=headed("Tree ")),
 )
 
 

@@ -46,6 +46,12 @@ FILES = {
     "generation/graph/graph_input_easy.txt": "Graph 0\n7 3 5 9\n3, 7\n7, 9\n3, 5\n",
     "generation/graph/bfs/bfs_easy.txt": "Graph 0: Source = 7 \n[7, 3, 9, 5]\n",
     "generation/graph/dfs/dfs_easy.txt": "Graph 0: Source = 7 \n[7, 3, 5, 9]\n",
+    "generation/heap/heapify/heapify_hard.txt": "Heap 0\n[5, 3, 8, 1]\n[1, 3, 8, 5]\n",
+    "generation/binary_tree/remove/bst_remove_easy.txt": "Remove: 30\nPre-order: [50,40,70] \nPost-order: [40,70,50] \n",
+    "generation/binary_tree/compound/bst_compound_medium.txt": "Insert: 8\nInsert: 3\nInsert: 9\nDelete: 8\nInsert: 4\n[9,3,4] \n",
+    "natural/graph/natural-medium.txt":
+        "nodes: ['Oda', 'Bex', 'Cai', 'Zed']\nedges: [('Oda', 'Zed'), ('Oda', 'Cai'), ('Cai', 'Bex')]\nsource: Oda\n"
+        "traversal: ['Oda', 'Cai', 'Bex', 'Zed']\n\n",
     "generation/stack/compound/compound_easy.txt": "push 4\npush 6\npop\npush 1\n[4, 1]\n",
     "generation/heap/compound/compound_easy.txt": "Heap 0\ninsert 9\ninsert 4\ninsert 7\ninsert 1\ndelete\n[4, 9, 7]\n",
     # a wrong ground truth: imported as given, flagged as a disagreement
@@ -68,7 +74,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     out = tmp_path / "release"
     assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
     printed = capsys.readouterr().out
-    assert "30 instances imported" in printed and "agrees on 29, differs on 1; 2 blocks failed; 1 files skipped" in printed
+    assert "34 instances imported" in printed and "agrees on 33, differs on 1; 2 blocks failed; 1 files skipped" in printed
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["failures"] == [
         {"file": "generation/array/delete/delete_easy.txt", "line": 5,
@@ -82,7 +88,8 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
-    assert len(rows) == 30
+    assert len(rows) == 34
+    assert json.loads(rows["dsr.bst.compound.medium.00000"]) == [9, [3, None, [4, None, None]], None]
     assert json.loads(rows["dsr.dsu.compound.easy.00000"]) == [0, 0, 0]        # labels renumbered by position
     assert json.loads(rows["dsr.graph.dfs.easy.00000"]) == [2, 0, 1, 3]         # nodes renumbered by label order
     assert json.loads(rows["dsr.bst.insert.easy.00000"]) == [50, [30, None, [40, [35, None, None], None]], [70, None, None]]
@@ -117,7 +124,7 @@ def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
     assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
                  "--output", str(tmp_path / "eval")]) == 0
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
-    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (30, 1.0)
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (34, 1.0)
 
 
 def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):
@@ -130,4 +137,4 @@ def test_a_missing_input_file_fails_its_blocks_with_the_reason(checkout, tmp_pat
     main(["import-dsr", str(checkout), "--output", str(tmp_path / "release")])
     summary = json.loads((tmp_path / "release" / "import_summary.json").read_text())
     missing = [f for f in summary["failures"] if "bst_input_easy.txt is missing" in f["reason"]]
-    assert len(missing) == 4 and "bst/insert" not in summary["by_task"]
+    assert len(missing) == 5 and "bst/insert" not in summary["by_task"]

@@ -278,6 +278,13 @@ def array_parser(task: str) -> Callable[[list[Line]], DsrItem]:
     return lambda block: _array_item(task, block, labels, lambda a, v: make(a, v, block[0][0]))
 
 
+def parse_heapify(block: list[Line]) -> DsrItem:
+    if len(block) != 3 or not re.match(r"^Heap \d+$", block[0][1]):
+        raise DsrFormatError(f"line {block[0][0]}: expected 'Heap N', the values and the heapified array")
+    values = literal(block[1][1], block[1][0])
+    return DsrItem("heap/heapify", {"kind": "min", "values": values}, _answer(block), len(values), block[0][0])
+
+
 def parse_lru(block: list[Line]) -> DsrItem:
     head = re.match(r"^LRU Cache Simulation \d+, Cache Size: (\d+)$", block[0][1])
     if not head or not block[-1][1].startswith("Final Cache:"):
@@ -379,6 +386,28 @@ def parse_bst_insert(block: list[Line], tree: list[Line]) -> DsrItem:
                    block[0][0])
 
 
+def parse_bst_remove(block: list[Line], tree: list[Line]) -> DsrItem:
+    """'Remove: k', 'Pre-order: [...]', 'Post-order: [...]' about the input tree after the removal."""
+    if len(block) != 3:
+        raise DsrFormatError(f"line {block[0][0]}: expected 'Remove: k', 'Pre-order: [...]', 'Post-order: [...]'")
+    key, preorder = _prefixed(block[0], "Remove:"), _prefixed(block[1], "Pre-order:")
+    keys = input_keys(tree)
+    return DsrItem("bst/remove", {"keys": keys, "remove": [key]}, _tree_from_preorder(preorder), len(keys),
+                   block[0][0])
+
+
+def parse_bst_compound(block: list[Line]) -> DsrItem:
+    """'Insert: k' / 'Delete: k' lines from an empty tree, then the final tree's preorder."""
+    operations = []
+    for number, line in _body(block)[1]:
+        name, _, key = line.partition(":")
+        if name not in ("Insert", "Delete"):
+            raise _unknown("BST", number, line)
+        operations.append(["insert" if name == "Insert" else "remove", *_ints([key.strip()], number)])
+    return DsrItem("bst/compound", {"keys": [], "operations": operations}, _tree_from_preorder(_answer(block)),
+                   len(operations), block[0][0])
+
+
 TRAVERSALS = (("Pre-order:", "bst/preorder"), ("In-order:", "bst/inorder"), ("Post-order:", "bst/postorder"),
               ("Depth:", "bst/depth"))
 
@@ -432,6 +461,21 @@ def parse_natural_queue(block: list[Line]) -> DsrItem:
                    block[0][0])
 
 
+def parse_natural_graph(block: list[Line]) -> DsrItem:
+    """'nodes: [...]', 'edges: [(a, b), ...]', 'source: NAME', 'traversal: [...]' (planet stories)."""
+    if len(block) != 4:
+        raise DsrFormatError(f"line {block[0][0]}: expected nodes, edges, source and traversal lines")
+    planets, edges = _prefixed(block[0], "nodes:"), _prefixed(block[1], "edges:")
+    number, source = block[2]
+    if not source.startswith("source:"):
+        raise DsrFormatError(f"line {number}: expected 'source: NAME', got {source[:40]!r}")
+    if not all(isinstance(e, tuple) and len(e) == 2 for e in edges):
+        raise DsrFormatError(f"line {block[1][0]}: edges must be (name, name) pairs")
+    spec = {"planets": planets, "start": source[len("source:"):].strip(),
+            "events": [["tunnel", a, b, 0] for a, b in edges]}
+    return DsrItem("graph/natural_tunnels", spec, _prefixed(block[3], "traversal:"), len(planets), block[0][0])
+
+
 FORMATS = (
     *(FileFormat(rf"^generation/array/{task}/{task}_(easy|medium|hard)\.txt$", numbered_blocks, array_parser(task))
       for task in ARRAY_TASKS),
@@ -452,6 +496,12 @@ FORMATS = (
                  inputs="generation/graph/graph_input_{d}.txt", split_inputs=headed("Graph ")) for name in ("bfs", "dfs")),
     FileFormat(r"^natural/bst/natural-(easy|medium|hard)\.txt$", answer_terminated, parse_clinic),
     FileFormat(r"^natural/queue/natural-(easy|medium|hard)\.txt$", answer_terminated, parse_natural_queue),
+    FileFormat(r"^natural/graph/natural-(easy|medium|hard)\.txt$", blank_separated, parse_natural_graph),
+    FileFormat(r"^generation/heap/heapify/heapify_(easy|medium|hard)\.txt$", headed("Heap "), parse_heapify),
+    FileFormat(r"^generation/binary_tree/remove/bst_remove_(easy|medium|hard)\.txt$", fixed_size(3), parse_bst_remove,
+               inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt", split_inputs=headed("Tree ")),
+    FileFormat(r"^generation/binary_tree/compound/bst_compound_(easy|medium|hard)\.txt$", answer_terminated,
+               parse_bst_compound),
     FileFormat(r"^generation/binary_tree/insert/bst_insert_(easy|medium|hard)\.txt$", fixed_size(3), parse_bst_insert,
                inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt", split_inputs=headed("Tree ")),
     FileFormat(r"^generation/binary_tree/traversal/bst_traversal_(easy|medium|hard)\.txt$", fixed_size(4),

@@ -52,6 +52,9 @@ FILES = {
     "natural/graph/natural-medium.txt":
         "nodes: ['Oda', 'Bex', 'Cai', 'Zed']\nedges: [('Oda', 'Zed'), ('Oda', 'Cai'), ('Cai', 'Bex')]\nsource: Oda\n"
         "traversal: ['Oda', 'Cai', 'Bex', 'Zed']\n\n",
+    "generation/hashmap/compound/compound_easy.txt":
+        "HashMap 0 with 3 buckets \nadd key 4 value 1 \nadd key 7 value 2 \nremove 4 \nadd key 5 value 9 \n"
+        "Final HashMap: [[], [(7, 2)], [(5, 9)]] \n\n",
     "generation/stack/compound/compound_easy.txt": "push 4\npush 6\npop\npush 1\n[4, 1]\n",
     "generation/heap/compound/compound_easy.txt": "Heap 0\ninsert 9\ninsert 4\ninsert 7\ninsert 1\ndelete\n[4, 9, 7]\n",
     # a wrong ground truth: imported as given, flagged as a disagreement
@@ -74,7 +77,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     out = tmp_path / "release"
     assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
     printed = capsys.readouterr().out
-    assert "34 instances imported" in printed and "agrees on 33, differs on 1; 2 blocks failed; 1 files skipped" in printed
+    assert "35 instances imported" in printed and "agrees on 34, differs on 1; 2 blocks failed; 1 files skipped" in printed
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["failures"] == [
         {"file": "generation/array/delete/delete_easy.txt", "line": 5,
@@ -88,7 +91,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
-    assert len(rows) == 34
+    assert len(rows) == 35
     assert json.loads(rows["dsr.bst.compound.medium.00000"]) == [9, [3, None, [4, None, None]], None]
     assert json.loads(rows["dsr.dsu.compound.easy.00000"]) == [0, 0, 0]        # labels renumbered by position
     assert json.loads(rows["dsr.graph.dfs.easy.00000"]) == [2, 0, 1, 3]         # nodes renumbered by label order
@@ -124,7 +127,7 @@ def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
     assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
                  "--output", str(tmp_path / "eval")]) == 0
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
-    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (34, 1.0)
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (35, 1.0)
 
 
 def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):

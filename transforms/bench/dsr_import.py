@@ -278,6 +278,29 @@ def array_parser(task: str) -> Callable[[list[Line]], DsrItem]:
     return lambda block: _array_item(task, block, labels, lambda a, v: make(a, v, block[0][0]))
 
 
+HASH_ADD = re.compile(r"^add key (-?\d+) value (-?\d+)$")
+
+
+def parse_hash_map(block: list[Line]) -> DsrItem:
+    """'HashMap N with B buckets', 'add key k value v' / 'remove k', 'Final HashMap: [[(k, v), ...], ...]'."""
+    head = re.match(r"^HashMap \d+ with (\d+) buckets$", block[0][1])
+    if not head or not block[-1][1].startswith("Final HashMap:"):
+        raise DsrFormatError(f"line {block[0][0]}: expected 'HashMap N with B buckets', operations, 'Final HashMap: ...'")
+    operations = []
+    for number, line in block[1:-1]:
+        found = HASH_ADD.match(line)
+        if found:
+            operations.append(["put", int(found[1]), int(found[2])])
+        elif re.match(r"^remove -?\d+$", line):
+            operations.append(["delete", int(line.split()[1])])
+        else:
+            raise _unknown("hash map", number, line)
+    buckets = _prefixed(block[-1], "Final HashMap:")
+    answer = [[list(pair) for pair in bucket] for bucket in buckets]
+    return DsrItem("hash_map/compound", {"buckets": int(head[1]), "operations": operations}, answer,
+                   len(operations), block[0][0])
+
+
 def parse_heapify(block: list[Line]) -> DsrItem:
     if len(block) != 3 or not re.match(r"^Heap \d+$", block[0][1]):
         raise DsrFormatError(f"line {block[0][0]}: expected 'Heap N', the values and the heapified array")
@@ -490,6 +513,7 @@ FORMATS = (
                parse_kd_heap, variant=lambda match: f"{match[1]}d"),
     FileFormat(r"^generation/ball_tree/construction/bt_construction_(easy|medium|hard)\.txt$", fixed_size(3),
                parse_ball_tree),
+    FileFormat(r"^generation/hashmap/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_hash_map),
     FileFormat(r"^generation/lru_cache/cache/lru_(easy|medium|hard)\.txt$", headed("LRU Cache Simulation"), parse_lru),
     FileFormat(r"^generation/dsu/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_dsu),
     *(FileFormat(rf"^generation/graph/{name}/{name}_(easy|medium|hard)\.txt$", fixed_size(2), parse_traversal(f"graph/{name}"),

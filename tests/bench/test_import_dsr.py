@@ -55,6 +55,11 @@ FILES = {
     "generation/hashmap/compound/compound_easy.txt":
         "HashMap 0 with 3 buckets \nadd key 4 value 1 \nadd key 7 value 2 \nremove 4 \nadd key 5 value 9 \n"
         "Final HashMap: [[], [(7, 2)], [(5, 9)]] \n\n",
+    "generation/kd_tree/construct_2d/construct_easy.txt":
+        "Tree 0\nPoints: [[5, 1], [2, 7], [8, 4]]\nTraversal: [[5, 1], [2, 7], [8, 4]]\n",
+    # a tie on x: DSR-Bench's order for equal keys put [5, 2] first; thmforge's stated rule puts [5, 1] first
+    "generation/kd_tree/construct_moon/construct_hard.txt":
+        "Tree 0\nPoints: [[5, 1], [5, 2], [1, 9]]\nTraversal: [[5, 2], [1, 9], [5, 1]]\n",
     "generation/stack/compound/compound_easy.txt": "push 4\npush 6\npop\npush 1\n[4, 1]\n",
     "generation/heap/compound/compound_easy.txt": "Heap 0\ninsert 9\ninsert 4\ninsert 7\ninsert 1\ndelete\n[4, 9, 7]\n",
     # a wrong ground truth: imported as given, flagged as a disagreement
@@ -77,7 +82,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     out = tmp_path / "release"
     assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
     printed = capsys.readouterr().out
-    assert "35 instances imported" in printed and "agrees on 34, differs on 1; 2 blocks failed; 1 files skipped" in printed
+    assert "37 instances imported" in printed and "agrees on 35, differs on 2; 2 blocks failed; 1 files skipped" in printed
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["failures"] == [
         {"file": "generation/array/delete/delete_easy.txt", "line": 5,
@@ -91,7 +96,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
-    assert len(rows) == 35
+    assert len(rows) == 37
     assert json.loads(rows["dsr.bst.compound.medium.00000"]) == [9, [3, None, [4, None, None]], None]
     assert json.loads(rows["dsr.dsu.compound.easy.00000"]) == [0, 0, 0]        # labels renumbered by position
     assert json.loads(rows["dsr.graph.dfs.easy.00000"]) == [2, 0, 1, 3]         # nodes renumbered by label order
@@ -105,10 +110,13 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     assert json.loads(rows["dsr.kd_heap.labelled_compound.medium.2d.00000"]) == [1, 0, 2]
     assert json.loads(rows["dsr.bst.natural_clinic.hard.00000"]) == ["Di Tran", "Bo Reyes", "Cy Stone"]
     assert json.loads(rows["dsr.queue.compound.hard.00000"]) == [1]          # DSR-Bench's answer is the truth
-    differing = con.execute("SELECT c.instance_id, c.thmforge_answer, c.reason, i.suite FROM reference_checks c "
-                            "JOIN instances i USING (instance_id) WHERE NOT c.agrees").fetchall()
-    assert differing == [("dsr.queue.compound.hard.00000", "[2]",
-                          "answers differ (no known rule difference explains it)", "dsr-main")]
+    differing = con.execute("SELECT c.instance_id, c.thmforge_answer, c.reason, i.suite, i.variant FROM reference_checks c "
+                            "JOIN instances i USING (instance_id) WHERE NOT c.agrees ORDER BY 1").fetchall()
+    assert differing[1] == ("dsr.queue.compound.hard.00000", "[2]",
+                            "answers differ (no known rule difference explains it)", "dsr-main", None)
+    assert differing[0][0] == "dsr.kd_tree.construct.hard.moons.00000" and differing[0][4] == "moons"
+    assert differing[0][2].startswith("points tie on a splitting coordinate")
+    assert json.loads(rows["dsr.kd_tree.construct.hard.moons.00000"]) == [[5, 2], [[1, 9], None, None], [[5, 1], None, None]]
     prompt = con.execute("SELECT prompt FROM instances WHERE instance_id = 'dsr.priority_queue.compound.easy.00000'").fetchone()[0]
     assert "increase_key of value 5 to priority 40" in prompt and "changes nothing" in prompt
     bloom = con.execute("SELECT prompt FROM instances WHERE task = 'compound_clamped'").fetchone()[0]
@@ -127,7 +135,7 @@ def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
     assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
                  "--output", str(tmp_path / "eval")]) == 0
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
-    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (35, 1.0)
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (37, 1.0)
 
 
 def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):

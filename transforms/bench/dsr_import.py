@@ -301,6 +301,26 @@ def parse_hash_map(block: list[Line]) -> DsrItem:
                    len(operations), block[0][0])
 
 
+def median_tree(preorder: list) -> list | None:
+    """The median-split K-D tree whose preorder is given: a node over m points has m // 2 points on
+    its left and the rest (less itself) on its right, so the shape follows from the count alone."""
+    if not preorder:
+        return None
+    left = len(preorder) // 2
+    return [preorder[0], median_tree(preorder[1:1 + left]), median_tree(preorder[1 + left:])]
+
+
+KD_VARIANTS = {"1d": "1d", "2d": "2d", "3d": "3d", "5d": "5d", "blob": "blobs", "circle": "circles", "moon": "moons"}
+
+
+def parse_kd_tree(block: list[Line]) -> DsrItem:
+    """'Tree N', 'Points: [...]', 'Traversal: [...]' (the tree's points in preorder)."""
+    if len(block) != 3 or not re.match(r"^Tree \d+$", block[0][1]):
+        raise DsrFormatError(f"line {block[0][0]}: expected 'Tree N', 'Points: ...', 'Traversal: ...'")
+    points, preorder = _prefixed(block[1], "Points:"), _prefixed(block[2], "Traversal:")
+    return DsrItem("kd_tree/construct", {"points": points}, median_tree(preorder), len(points), block[0][0])
+
+
 def parse_heapify(block: list[Line]) -> DsrItem:
     if len(block) != 3 or not re.match(r"^Heap \d+$", block[0][1]):
         raise DsrFormatError(f"line {block[0][0]}: expected 'Heap N', the values and the heapified array")
@@ -513,6 +533,8 @@ FORMATS = (
                parse_kd_heap, variant=lambda match: f"{match[1]}d"),
     FileFormat(r"^generation/ball_tree/construction/bt_construction_(easy|medium|hard)\.txt$", fixed_size(3),
                parse_ball_tree),
+    FileFormat(r"^generation/kd_tree/construct_(1d|2d|3d|5d|blob|circle|moon)/construct_(easy|medium|hard)\.txt$",
+               fixed_size(3), parse_kd_tree, variant=lambda match: KD_VARIANTS[match[1]]),
     FileFormat(r"^generation/hashmap/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_hash_map),
     FileFormat(r"^generation/lru_cache/cache/lru_(easy|medium|hard)\.txt$", headed("LRU Cache Simulation"), parse_lru),
     FileFormat(r"^generation/dsu/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_dsu),

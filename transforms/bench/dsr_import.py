@@ -321,6 +321,71 @@ def parse_kd_tree(block: list[Line]) -> DsrItem:
     return DsrItem("kd_tree/construct", {"points": points}, median_tree(preorder), len(points), block[0][0])
 
 
+def parse_skip_list(block: list[Line]) -> DsrItem:
+    """'SkipList N (Max Level: M)', 'insert v' (then 'Level generation probabilities: p, ...' for a new
+    value), 'delete v', and the levels TOP level first (thmforge lists level 0 first)."""
+    head = re.match(r"^SkipList \d+ \(Max Level: (\d+)\)$", block[0][1])
+    if not head:
+        raise DsrFormatError(f"line {block[0][0]}: expected 'SkipList N (Max Level: M)', got {block[0][1]!r}")
+    operations: list[list] = []
+    for number, line in block[1:-1]:
+        if line.startswith("Level generation probabilities:"):
+            if not operations or operations[-1][0] != "insert" or operations[-1][2]:
+                raise DsrFormatError(f"line {number}: coin values that follow no insert")
+            try:
+                operations[-1][2] = [float(c) for c in line.split(":", 1)[1].split(",")]
+            except ValueError:
+                raise DsrFormatError(f"line {number}: coin values must be numbers") from None
+        elif re.match(r"^(insert|delete) -?\d+$", line):
+            name, value = line.split()
+            operations.append(["insert", int(value), []] if name == "insert" else ["delete", int(value)])
+        else:
+            raise _unknown("skip list", number, line)
+    levels = _answer(block)
+    return DsrItem("skip_list/compound", {"max_level": int(head[1]), "operations": operations}, levels[::-1],
+                   len(operations), block[0][0])
+
+
+def _coloured_tree(preorder: list) -> list | None:
+    """The red-black tree with this preorder of [key, colour] (a BST: keys inserted in preorder,
+    equal keys to the right, rebuild it), as thmforge's null | [[key, "R"|"B"], left, right]."""
+    from transforms.bench.structures import bst
+    colours: dict[int, list[str]] = {}
+    for key, colour in preorder:
+        colours.setdefault(key, []).append(str(colour).upper()[:1])
+
+    def nest(node):
+        if node is None:
+            return None
+        return [[node.key, colours[node.key].pop(0)], nest(node.left), nest(node.right)]
+    root = bst.build([key for key, _ in preorder])
+    ordered = [key for key in bst.traverse(root, "pre")]
+    if ordered != [key for key, _ in preorder]:
+        raise DsrFormatError("the preorder is not that of a binary search tree")
+    return nest(root)
+
+
+def parse_rb_construct(block: list[Line]) -> DsrItem:
+    if len(block) != 3 or not re.match(r"^Tree \d+$", block[0][1]):
+        raise DsrFormatError(f"line {block[0][0]}: expected 'Tree N', 'Values: [...]', 'Pre-order: [...]'")
+    keys = _prefixed(block[1], "Values:")
+    return DsrItem("red_black_tree/construct", {"keys": keys}, _coloured_tree(_prefixed(block[2], "Pre-order:")),
+                   len(keys), block[0][0])
+
+
+def parse_rb_compound(block: list[Line]) -> DsrItem:
+    """'Tree N', 'Insert: k' / 'Delete: k' lines from an empty tree, 'Pre-order: [[k, colour], ...]'."""
+    operations = []
+    for number, line in block[1:-1]:
+        name, _, key = line.partition(":")
+        if name not in ("Insert", "Delete"):
+            raise _unknown("red-black tree", number, line)
+        operations.append([name.lower(), *_ints([key.strip()], number)])
+    answer = _coloured_tree(_prefixed(block[-1], "Pre-order:"))
+    return DsrItem("red_black_tree/compound", {"keys": [], "operations": operations}, answer, len(operations),
+                   block[0][0])
+
+
 def parse_heapify(block: list[Line]) -> DsrItem:
     if len(block) != 3 or not re.match(r"^Heap \d+$", block[0][1]):
         raise DsrFormatError(f"line {block[0][0]}: expected 'Heap N', the values and the heapified array")
@@ -535,6 +600,9 @@ FORMATS = (
                parse_ball_tree),
     FileFormat(r"^generation/kd_tree/construct_(1d|2d|3d|5d|blob|circle|moon)/construct_(easy|medium|hard)\.txt$",
                fixed_size(3), parse_kd_tree, variant=lambda match: KD_VARIANTS[match[1]]),
+    FileFormat(r"^generation/skip_list/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_skip_list),
+    FileFormat(r"^generation/rb_tree/construct/rbt_construct_(easy|medium|hard)\.txt$", fixed_size(3), parse_rb_construct),
+    FileFormat(r"^generation/rb_tree/compound/rbt_compound_(easy|medium|hard)\.txt$", headed("Tree "), parse_rb_compound),
     FileFormat(r"^generation/hashmap/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_hash_map),
     FileFormat(r"^generation/lru_cache/cache/lru_(easy|medium|hard)\.txt$", headed("LRU Cache Simulation"), parse_lru),
     FileFormat(r"^generation/dsu/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_dsu),

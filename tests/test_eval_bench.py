@@ -24,7 +24,7 @@ def release_rows(per_cell: int = 1, seed: int = 7) -> list[dict]:
 
 def respelled(value, answer_type):
     """The same answer written differently: floats for ints, lower-case colours, pairs reversed."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    if isinstance(value, (bool, str, float)) or value is None:
         return value
     if isinstance(value, int):
         return float(value)

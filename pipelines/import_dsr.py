@@ -97,6 +97,26 @@ def instance_id(item: DsrItem, difficulty: str, variant: str, index: int) -> str
     return f"dsr.{structure}.{name}.{middle}.{index:05d}"
 
 
+def read_items(root: pathlib.Path, relative: str, fmt) -> tuple[list[DsrItem], list[dict]]:
+    """The items of one instance file, and a failure record per block that cannot be read."""
+    blocks = fmt.split((root / relative).read_text(encoding="utf-8", errors="replace"))
+    inputs = paired_inputs(root, fmt, difficulty_of(relative), len(blocks))
+    items, failed = [], []
+    for number, block in enumerate(blocks):
+        try:
+            if isinstance(inputs, str):
+                raise DsrFormatError(inputs)
+            parsed = fmt.parse(block) if inputs is None else fmt.parse(block, inputs[number])
+            found = parsed if isinstance(parsed, list) else [parsed]
+            for item in found:
+                canonicalize(item.answer, get_task(item.task_id).answer_type)
+        except (DsrFormatError, AnswerShapeError) as exc:
+            failed.append({"file": relative, "line": block[0][0], "reason": str(exc)})
+            continue
+        items += found
+    return items, failed
+
+
 def import_release(checkout: str, output: str) -> dict:
     """Read every known instance file under `checkout`, write the release to `output`; the summary."""
     root = pathlib.Path(checkout).expanduser()
@@ -111,33 +131,20 @@ def import_release(checkout: str, output: str) -> dict:
             continue
         fmt, match = found
         difficulty, variant = difficulty_of(relative), fmt.variant(match)
-        text = path.read_text(encoding="utf-8", errors="replace")
-        blocks = fmt.split(text)
-        inputs = paired_inputs(root, fmt, difficulty, len(blocks))
-        for number, block in enumerate(blocks):
-            try:
-                if isinstance(inputs, str):
-                    raise DsrFormatError(inputs)
-                parsed = fmt.parse(block) if inputs is None else fmt.parse(block, inputs[number])
-                items = parsed if isinstance(parsed, list) else [parsed]
-                for item in items:
-                    canonicalize(item.answer, get_task(item.task_id).answer_type)
-            except (DsrFormatError, AnswerShapeError) as exc:
-                failed.append({"file": relative, "line": block[0][0], "reason": str(exc)})
-                continue
-            for item in items:
-                task = get_task(item.task_id)
-                key = (item.task_id, difficulty, variant)
-                index = next_index[key]
-                next_index[key] += 1
-                ident = instance_id(item, difficulty, variant, index)
-                row = instance_row(task, item.spec, item.answer, instance_id=ident, difficulty=difficulty,
-                                   variant=variant, index=index, seed=None, length=item.length,
-                                   generator_version=GENERATOR_VERSION)
-                rows.append({**row, "suite": SUITE_PREFIX + row["suite"]})
-                agrees, mine, reason = compare(item.task_id, item.spec, item.answer)
-                checks.append({"instance_id": ident, "source_file": relative, "source_line": item.line,
-                               "task_id": item.task_id, "agrees": agrees, "thmforge_answer": mine, "reason": reason})
+        items, file_failures = read_items(root, relative, fmt)
+        failed += file_failures
+        for item in items:
+            key = (item.task_id, difficulty, variant)
+            index = next_index[key]
+            next_index[key] += 1
+            ident = instance_id(item, difficulty, variant, index)
+            row = instance_row(get_task(item.task_id), item.spec, item.answer, instance_id=ident,
+                               difficulty=difficulty, variant=variant, index=index, seed=None, length=item.length,
+                               generator_version=GENERATOR_VERSION)
+            rows.append({**row, "suite": SUITE_PREFIX + row["suite"]})
+            agrees, mine, reason = compare(item.task_id, item.spec, item.answer)
+            checks.append({"instance_id": ident, "source_file": relative, "source_line": item.line,
+                           "task_id": item.task_id, "agrees": agrees, "thmforge_answer": mine, "reason": reason})
     summary = summarize(checks, failed, skipped)
     out = pathlib.Path(output)
     if rows:

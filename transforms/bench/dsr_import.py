@@ -3,12 +3,22 @@
 A checkout of DSR-Bench's repository keeps one file per task and difficulty: under `generation/`
 a file such as `priority_queue/compound/compound_easy.txt` holds blocks of operations followed by
 the answer as a Python literal; under `natural/` a file such as `bst/natural-easy.txt` holds the
-stories' events the same way. Each `FileFormat` cuts one file into blocks and parses each into a `DsrItem`: the
-thmforge task and spec that state the same input, and DSR-Bench's answer written in the task's
-answer shape. Literals are read with `ast.literal_eval` only.
+stories' events the same way; BST and graph files take their inputs from a sibling input file
+(`bst_input_{d}.txt`, `graph_input_{d}.txt`), block k with block k. Each `FileFormat` cuts a file
+into blocks and parses each into `DsrItem`s: the thmforge task and spec that state the same input,
+and DSR-Bench's answer written in the task's answer shape (a traversal turned into the tree it
+determines, labels renumbered 0..n-1 where thmforge numbers its elements). Literals are read with
+`ast.literal_eval` only.
 
-A block that cannot be read raises `DsrFormatError` naming the block and the line; the importer
-records it as failed and goes on.
+Read: array (access, delete, insert, reverse, search), stack, queue, priority queue, heap
+(compound, heapify), BST (insert, remove, traversals and depth, compound), red-black tree
+(construct, compound), hash map, LRU cache, skip list, DSU, graph BFS/DFS, counting Bloom filter,
+K-D tree (1-5 D and shaped point sets), K-D heap, ball tree, and the three natural-language
+stories. Not read yet (listed as skipped by the importer): red-black insert/delete, B+ tree, trie,
+DAWG, suffix tree, geometric graph, array sorting, and the `archived/` folders.
+
+A block that cannot be read raises `DsrFormatError` naming the line; the importer records it as
+failed and goes on.
 """
 from __future__ import annotations
 
@@ -17,6 +27,7 @@ import dataclasses
 import re
 from typing import Any, Callable
 
+from transforms.bench.structures import bst
 from transforms.bench.structures.ball_tree import DECIMALS
 
 DIFFICULTY = re.compile(r"(easy|medium|hard)")
@@ -349,7 +360,6 @@ def parse_skip_list(block: list[Line]) -> DsrItem:
 def _coloured_tree(preorder: list) -> list | None:
     """The red-black tree with this preorder of [key, colour] (a BST: keys inserted in preorder,
     equal keys to the right, rebuild it), as thmforge's null | [[key, "R"|"B"], left, right]."""
-    from transforms.bench.structures import bst
     colours: dict[int, list[str]] = {}
     for key, colour in preorder:
         colours.setdefault(key, []).append(str(colour).upper()[:1])
@@ -458,7 +468,6 @@ BST_NODE = re.compile(r"^(-?\d+) (None|-?\d+) (None|-?\d+)$")
 def input_keys(tree: list[Line]) -> list[int]:
     """The keys of an input tree ('Tree N', then 'key left right' per node, in preorder): inserting them in that order rebuilds the same BST,
     which is checked against the stated children."""
-    from transforms.bench.structures import bst
     nodes = []
     for number, line in tree[1:]:
         found = BST_NODE.match(line)
@@ -479,7 +488,6 @@ def input_keys(tree: list[Line]) -> list[int]:
 
 
 def _tree_from_preorder(keys: list[int]) -> list | None:
-    from transforms.bench.structures import bst
     return bst.serialize(bst.build(keys))
 
 

@@ -67,6 +67,9 @@ FILES = {
         "Tree 0\nValues: [10,20,30]\nPre-order: [[20, 'b'],[10, 'r'],[30, 'r']]\n",
     "generation/rb_tree/compound/rbt_compound_easy.txt":
         "Tree 0\nInsert: 10\nInsert: 20\nDelete: 10\nPre-order: [[20, 'b']]\nTree 1\nInsert: 4\nDelete: 4\nPre-order: []\n",
+    "generation/b_plus_tree/compound/compound_easy.txt":
+        "BPlusTree 0 (Order: 3)\ninsert 5\ninsert 1\ninsert 9\ndelete 1\n[[5], [], [5, 9]]\n"
+        "BPlusTree 1 (Order: 3)\ninsert 2\ndelete 2\n[[]]\n",
     "generation/stack/compound/compound_easy.txt": "push 4\npush 6\npop\npush 1\n[4, 1]\n",
     "generation/heap/compound/compound_easy.txt": "Heap 0\ninsert 9\ninsert 4\ninsert 7\ninsert 1\ndelete\n[4, 9, 7]\n",
     # a wrong ground truth: imported as given, flagged as a disagreement
@@ -89,7 +92,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     out = tmp_path / "release"
     assert main(["import-dsr", str(checkout), "--output", str(out)]) == 1      # one block failed
     printed = capsys.readouterr().out
-    assert "41 instances imported" in printed and "agrees on 39, differs on 2; 2 blocks failed; 1 files skipped" in printed
+    assert "43 instances imported" in printed and "agrees on 41, differs on 2; 2 blocks failed; 1 files skipped" in printed
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["failures"] == [
         {"file": "generation/array/delete/delete_easy.txt", "line": 5,
@@ -103,7 +106,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
-    assert len(rows) == 41
+    assert len(rows) == 43
     assert json.loads(rows["dsr.bst.compound.medium.00000"]) == [9, [3, None, [4, None, None]], None]
     assert json.loads(rows["dsr.dsu.compound.easy.00000"]) == [0, 0, 0]        # labels renumbered by position
     assert json.loads(rows["dsr.graph.dfs.easy.00000"]) == [2, 0, 1, 3]         # nodes renumbered by label order
@@ -113,6 +116,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     assert json.loads(rows["dsr.red_black_tree.construct.easy.00000"]) == [[20, "B"], [[10, "R"], None, None],
                                                                              [[30, "R"], None, None]]
     assert rows["dsr.red_black_tree.compound.easy.00001"] == "null"
+    assert json.loads(rows["dsr.bplus_tree.compound.easy.00000"]) == [[5], [[[], []], [[5, 9], []]]]
     assert summary["by_task"]["bst/inorder"] == {"imported": 2, "agree": 2, "differ": 0}
     assert summary["by_task"]["queue/natural_ice_cream"] == {"imported": 1, "agree": 1, "differ": 0}
     assert json.loads(con.execute("SELECT spec FROM instances WHERE task = 'delete'").fetchone()[0]) == {
@@ -146,7 +150,7 @@ def test_eval_bench_scores_the_imported_release_unchanged(checkout, tmp_path):
     assert main(["eval-bench", "--instances", str(out), "--predictions", str(tmp_path / "oracle.jsonl"),
                  "--output", str(tmp_path / "eval")]) == 0
     con.execute(SCORES.view_sql(str(tmp_path / "eval")))
-    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (41, 1.0)
+    assert con.execute("SELECT count(*), min(exact) FROM scores").fetchone() == (43, 1.0)
 
 
 def test_not_a_checkout_is_a_usage_error(tmp_path, capsys):

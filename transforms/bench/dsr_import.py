@@ -12,10 +12,12 @@ determines, labels renumbered 0..n-1 where thmforge numbers its elements). Liter
 
 Read: array (access, delete, insert, reverse, search), stack, queue, priority queue, heap
 (compound, heapify), BST (insert, remove, traversals and depth, compound), red-black tree
-(construct, compound), hash map, LRU cache, skip list, DSU, graph BFS/DFS, counting Bloom filter,
-K-D tree (1-5 D and shaped point sets), K-D heap, ball tree, and the three natural-language
-stories. Not read yet (listed as skipped by the importer): red-black insert/delete, B+ tree, trie,
-DAWG, suffix tree, geometric graph, array sorting, and the `archived/` folders.
+(construct, compound), B+ tree, hash map, LRU cache, skip list, DSU, graph BFS/DFS, counting Bloom
+filter, K-D tree (1-5 D and shaped point sets), K-D heap, ball tree, and the three natural-language
+stories. Not read yet (listed as skipped by the importer): red-black insert/delete (their input
+trees are given with colours, which no thmforge spec states), trie (DSR-Bench answers a letter
+sequence, thmforge a tree), DAWG, suffix tree, geometric graph (DSR-Bench asks for a BFS order,
+thmforge's task for the neighbour lists), array sorting, and the `archived/` folders.
 
 A block that cannot be read raises `DsrFormatError` naming the line; the importer records it as
 failed and goes on.
@@ -396,6 +398,29 @@ def parse_rb_compound(block: list[Line]) -> DsrItem:
                    block[0][0])
 
 
+def nodes_to_tree(level_order: list[list[int]]) -> list:
+    """B+ tree nodes listed level by level -> thmforge's [keys, [children]]: going through the list,
+    each node takes the next len(keys) + 1 unclaimed nodes as its children until none are left."""
+    nodes = [[list(keys), []] for keys in level_order]
+    claimed = 1
+    for node in nodes:
+        if claimed >= len(nodes):
+            break
+        node[1] = nodes[claimed:claimed + len(node[0]) + 1]
+        claimed += len(node[0]) + 1
+    if claimed != len(nodes) and len(nodes) > 1:
+        raise DsrFormatError(f"the {len(nodes)} nodes do not form a B+ tree (children counts do not add up)")
+    return nodes[0] if nodes else [[], []]
+
+
+def parse_bplus_tree(block: list[Line]) -> DsrItem:
+    """'BPlusTree N (Order: m)', 'insert k' / 'delete k', then the nodes' keys level by level."""
+    order, body = _body(block, re.compile(r"^BPlusTree \d+ \(Order: (\d+)\)$"))
+    operations = _simple_operations(body, {"insert": ("insert", 1), "delete": ("delete", 1)}, "B+ tree")
+    return DsrItem("bplus_tree/compound", {"order": int(order[1]), "operations": operations},
+                   nodes_to_tree(_answer(block)), len(operations), block[0][0])
+
+
 def parse_heapify(block: list[Line]) -> DsrItem:
     if len(block) != 3 or not re.match(r"^Heap \d+$", block[0][1]):
         raise DsrFormatError(f"line {block[0][0]}: expected 'Heap N', the values and the heapified array")
@@ -611,6 +636,8 @@ FORMATS = (
     FileFormat(r"^generation/skip_list/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_skip_list),
     FileFormat(r"^generation/rb_tree/construct/rbt_construct_(easy|medium|hard)\.txt$", fixed_size(3), parse_rb_construct),
     FileFormat(r"^generation/rb_tree/compound/rbt_compound_(easy|medium|hard)\.txt$", headed("Tree "), parse_rb_compound),
+    FileFormat(r"^generation/b_plus_tree/compound/compound_(easy|medium|hard)\.txt$", answer_terminated,
+               parse_bplus_tree),
     FileFormat(r"^generation/hashmap/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_hash_map),
     FileFormat(r"^generation/lru_cache/cache/lru_(easy|medium|hard)\.txt$", headed("LRU Cache Simulation"), parse_lru),
     FileFormat(r"^generation/dsu/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_dsu),

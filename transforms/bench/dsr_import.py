@@ -16,7 +16,8 @@ Read: array (access, delete, insert, reverse, search), stack, queue, priority qu
 filter, K-D tree (1-5 D and shaped point sets), K-D heap, ball tree, and the three natural-language
 stories. Not read yet (listed as skipped by the importer): red-black insert/delete (their input
 trees are given with colours, which no thmforge spec states), trie (DSR-Bench answers a letter
-sequence, thmforge a tree), DAWG, suffix tree, geometric graph (DSR-Bench asks for a BFS order,
+sequence, thmforge a tree), DAWG (DSR-Bench lists prefixes with finality, thmforge the minimized
+automaton), suffix tree, geometric graph (DSR-Bench asks for a BFS order,
 thmforge's task for the neighbour lists), array sorting, and the `archived/` folders.
 
 A block that cannot be read raises `DsrFormatError` naming the line; the importer records it as

@@ -8,7 +8,7 @@ any release. Exit code 1 when some block could not be read (listed in the summar
 """
 from __future__ import annotations
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 
 def add_arguments(parser) -> None:

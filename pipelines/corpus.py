@@ -12,7 +12,6 @@ import time
 from typing import Optional
 
 import apache_beam as beam
-from apache_beam import coders
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import FAILURES, PAPERS, theorems_table
@@ -20,7 +19,7 @@ from schemas.theorems import DEFAULT_EMBEDDING_DIM
 from transforms import corpus
 from transforms.describe import DescribeConfig, DescribeStatements
 from transforms.embed import EmbedConfig, EmbedStatements
-from transforms.sources import arxiv
+from transforms.sources.base import group_name, metadata_ranges
 from transforms.write import commit as staging
 from transforms.write import manifest as manifests
 from transforms.write.parquet import WriteTable
@@ -83,11 +82,11 @@ class AttachBundles(beam.PTransform):
 
 
 class ReadSubmissions(beam.PTransform):
-    """Inputs -> (submission or member ref, metadata record or None), spread across workers.
+    """Inputs -> (member ref, metadata record or None), spread across workers.
 
-    arXiv inputs are indexed into small member refs, joined with the metadata snapshot by id
-    (CoGroupByKey: the snapshot is never a side input) and fetched only after that shuffle.
-    Returns (work, failures).
+    Every source's inputs are indexed into small refs (one per paper, unique within an input);
+    with a metadata file, refs and records are joined by id (CoGroupByKey: the file is never a
+    side input). Papers are fetched only after that shuffle. Returns (work, failures).
     """
 
     def __init__(self, config: CorpusConfig):
@@ -96,27 +95,25 @@ class ReadSubmissions(beam.PTransform):
 
     def expand(self, pbegin):
         cfg = self.config
-        paths = pbegin | "Inputs" >> beam.Create(list(cfg.inputs))
-        if cfg.read.source != arxiv.SOURCE:
-            work = (paths
-                    | "ReadSource" >> beam.ParDo(corpus.ReadSourceSubmissions(cfg.read))
-                    | "NoMetadata" >> beam.Map(lambda sub: (sub, None))
-                    | "Spread" >> beam.Reshuffle())
-            return work, [pbegin | "NoReadFailures" >> beam.Create([])]
-        indexed = paths | "Index" >> beam.ParDo(corpus.IndexInputs(cfg.read)).with_outputs(
-            corpus.FAILURES_TAG, main="refs")
+        indexed = (pbegin
+                   | "Inputs" >> beam.Create(list(cfg.inputs))
+                   | "Index" >> beam.ParDo(corpus.IndexInputs(cfg.read)).with_outputs(corpus.FAILURES_TAG,
+                                                                                       main="refs"))
         failures = [indexed[corpus.FAILURES_TAG]]
         if not cfg.metadata:
             work = (indexed.refs
                     | "NoMetadata" >> beam.Map(lambda ref: (ref, None))
                     | "Spread" >> beam.Reshuffle())
             return work, failures
+        source = cfg.read.make_source()
         records = (pbegin
-                   | "ReadMetadata" >> beam.io.ReadFromTextWithFilename(cfg.metadata, coder=coders.BytesCoder())
-                   | "ParseMetadata" >> beam.FlatMap(corpus.parse_metadata).with_outputs(
+                   | "MetadataFile" >> beam.Create([cfg.metadata])
+                   | "MetadataRanges" >> beam.FlatMap(metadata_ranges)
+                   | "SpreadRanges" >> beam.Reshuffle()
+                   | "ReadMetadata" >> beam.ParDo(corpus.ReadMetadata(cfg.read)).with_outputs(
                        corpus.FAILURES_TAG, main="records"))
         failures.append(records[corpus.FAILURES_TAG])
-        work = ({"refs": indexed.refs | "ById" >> beam.Map(lambda ref: (ref.source_id, ref)),
+        work = ({"refs": indexed.refs | "ById" >> beam.Map(lambda ref: (source.metadata_key(ref), ref)),
                  "metadata": records.records}
                 | "JoinMetadata" >> beam.CoGroupByKey()
                 | "WithMetadata" >> beam.FlatMap(corpus.refs_with_metadata))
@@ -185,13 +182,6 @@ def describe_totals(output: str, result) -> dict:
     return {**summarize(rows, failures), **totals_from_metrics(result)}
 
 
-def count_submissions(inputs: list[str], store: arxiv.BundleStore) -> Optional[int]:
-    """How many submissions local arXiv inputs hold (a header scan), for progress; else None."""
-    if any("://" in path for path in inputs):
-        return None
-    return sum(len(found.refs) for found in arxiv.index(inputs, store))
-
-
 def _metrics(result) -> dict[str, int]:
     try:
         counters = result.metrics().query()["counters"]
@@ -232,7 +222,7 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
     result.wait_until_finish()
     ran = time.monotonic()
     accounting = staging.read_accounting(config.output)
-    expected = {arxiv.group_name(path) for path in config.inputs}
+    expected = {group_name(path) for path in config.inputs}
     if set(accounting) != expected:
         raise staging.AccountingError(f"inputs without accounting: {sorted(expected - set(accounting))}")
     per_group = staging.check_accounting(config.output, accounting)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import glob
 import json
 import os
 import sys
@@ -36,17 +35,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_preset_argument(parser)
 
 
-def _validate(args: argparse.Namespace) -> None:
+def _validate(args: argparse.Namespace, source) -> None:
     if not args.input:
         raise UsageError("--input is required (bundles, globs, URLs or folders)")
     if not args.output:
         raise UsageError("--output is required")
-    if args.metadata and args.source != "arxiv":
-        raise UsageError(f"--metadata is arXiv's metadata snapshot; --source {args.source} takes none")
+    if args.metadata and not source.takes_metadata:
+        raise UsageError(f"--metadata is a source's metadata file; --source {args.source} takes none")
     if args.metadata and "://" not in args.metadata and not os.path.isfile(args.metadata):
         raise UsageError(f"--metadata {args.metadata}: no such file")
     project_flags = [f"--{flag.replace('_', '-')}" for flag in
-                     ("project_name", "project_url", "statement_url", "project_year", "format_file")
+                     ("project_name", "project_url", "statement_url", "project_year", "project_title",
+                      "project_author", "format_file")
                      if getattr(args, flag)]
     if project_flags and args.source != "latex-project":
         raise UsageError(f"{', '.join(project_flags)} only apply to --source latex-project")
@@ -115,22 +115,16 @@ def _translate_only(config, options) -> int:
     return 0
 
 
-def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
-    """The inputs as paths; arXiv globs are expanded, other sources' local inputs must exist, and
-    no two inputs may share a name (the name owns the output files of its papers)."""
-    from transforms.sources import arxiv
+def _expand_inputs(source, inputs: list[str]) -> list[str]:
+    """The inputs as the source expands them (local paths absolute), and no two inputs may share
+    a name (the name owns the output files of its papers)."""
+    from transforms.sources.base import group_name
 
-    if source == arxiv.SOURCE:
-        try:
-            paths = arxiv.expand_inputs(inputs, store)
-        except FileNotFoundError as exc:
-            raise UsageError(str(exc)) from None
-    else:
-        missing = [p for p in inputs if "://" not in p and not glob.glob(p)]
-        if missing:
-            raise UsageError(f"no input matches {', '.join(missing)}")
-        paths = list(inputs)
-    names = collections.Counter(arxiv.group_name(p) for p in paths)
+    try:
+        paths = source.expand_inputs(inputs)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    names = collections.Counter(group_name(p) for p in paths)
     clashes = sorted(name for name, n in names.items() if n > 1)
     if clashes:
         raise UsageError(f"inputs share the name {', '.join(clashes)}: run them into separate outputs "
@@ -138,30 +132,42 @@ def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
     return paths
 
 
-def _recorded_options(args: argparse.Namespace, beam_args: list[str]) -> dict:
-    """The options as the manifest records them (JSON-safe, no secrets: keys come from the environment)."""
+def _check_metadata(source, path: str) -> None:
+    """A metadata file that holds no records (a JSON array, gzip, binary) is refused before the run."""
+    from transforms.sources.base import check_metadata_file
+
+    try:
+        check_metadata_file(source, path)
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--metadata {path}: {exc}") from None
+
+
+def _recorded_options(args: argparse.Namespace, beam_args: list[str], inputs: list[str]) -> dict:
+    """The options as the manifest records them (JSON-safe, no secrets: keys come from the environment);
+    the inputs as expanded, so relative and absolute spellings record the same."""
     values = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "command"}
+    values["input"] = inputs
     return json.loads(json.dumps({**values, "beam_args": beam_args}, default=str))
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
-    _validate(args)                 # argument errors answer before Beam is imported
+    from transforms.sources import make_source
+
+    source = make_source(args.source, **dict(source_options(args)))
+    _validate(args, source)         # argument errors answer before Beam is imported
     _validate_output(args.output)
     flags = check_services(apply_preset(args.preset, beam_args))
 
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.corpus import (CorpusConfig, IncompatibleOutputError, count_submissions, run_corpus,
-                                  stage_configs)
+    from pipelines.corpus import CorpusConfig, IncompatibleOutputError, run_corpus, stage_configs
     from transforms.corpus import ReadConfig
-    from transforms.sources import arxiv
     from transforms.write.commit import AccountingError, staging_dir
 
     values = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in ("command", "preset")}
     options = PipelineOptions(flags, **values)
     _validate_runner(options)
-    store = arxiv.BundleStore(requester_pays=args.s3_requester_pays)
-    inputs = _expand_inputs(args.source, args.input, store)
+    inputs = _expand_inputs(source, args.input)
     try:
         describe, embed = stage_configs(options, args.output, args.embed_model)
     except (ValueError, OSError) as exc:
@@ -169,18 +175,19 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if embed is not None:
         _check_model_installed(embed)
     progress = not args.no_progress
-    total = count_submissions(inputs, store) if progress and args.source == arxiv.SOURCE else None
-    read = ReadConfig(source=args.source, limits=corpus_limits(args), requester_pays=args.s3_requester_pays,
-                      staging=staging_dir(args.output), total_papers=total, progress=progress,
-                      describe_context=getattr(describe, "context", "body"), launcher_pid=os.getpid(),
-                      source_options=source_options(args))
+    total = source.count_papers(inputs) if progress else None
+    read = ReadConfig(source=args.source, limits=corpus_limits(args), staging=staging_dir(args.output),
+                      total_papers=total, progress=progress, describe_context=getattr(describe, "context", "body"),
+                      launcher_pid=os.getpid(), source_options=source_options(args))
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
                           files_per_partition=args.files_per_partition, describe=describe, embed=embed,
                           gpu_accelerator=args.gpu_accelerator)
     if _dry_run(options):
         return _translate_only(config, options)
+    if args.metadata:
+        _check_metadata(source, args.metadata)
     try:
-        manifest = run_corpus(config, options, recorded_options=_recorded_options(args, beam_args))
+        manifest = run_corpus(config, options, recorded_options=_recorded_options(args, beam_args, inputs))
     except AccountingError as exc:
         print(f"thmforge build-corpus: {exc}\nnothing was committed; staged files kept in "
               f"{staging_dir(args.output)}", file=sys.stderr)

@@ -40,7 +40,11 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     project.add_argument("--statement-url", default=None, metavar="TEMPLATE",
                          help="link of each statement, with {label}, {number} and {name} placeholders")
     project.add_argument("--project-year", type=int, default=None, metavar="YEAR",
-                         help="year partition of the project's statements (default: none)")
+                         help="year of the project (default: the year in its \\date; else 0, unknown)")
+    project.add_argument("--project-title", default=None, metavar="TITLE",
+                         help="title of the project (default: its \\title; else its name)")
+    project.add_argument("--project-author", action="append", default=[], metavar="NAME",
+                         help="an author of the project (default: its \\author); repeatable")
     project.add_argument("--format-file", action="append", default=[], metavar="FILE",
                          help="a file the root is compiled after, as with a dumped TeX format "
                               "(SymmetryBook: macros.tex); repeatable")
@@ -61,9 +65,14 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                              help="seconds of extraction per paper before it is recorded as failed (timeout)")
 
 def source_options(args: argparse.Namespace) -> tuple[tuple[str, object], ...]:
-    """Keyword options of the latex-project reader that were given (picklable pairs)."""
-    given = {"name": args.project_name, "url": args.project_url, "statement_url": args.statement_url,
-             "year": args.project_year, "format_files": tuple(args.format_file) or None}
+    """The options of the chosen source that were given, as `make_source` keywords (picklable pairs)."""
+    if args.source == "arxiv":
+        return (("requester_pays", bool(args.s3_requester_pays)),)
+    if args.source != "latex-project":
+        return ()
+    given = {"project_name": args.project_name, "url": args.project_url, "statement_url": args.statement_url,
+             "year": args.project_year, "title": args.project_title,
+             "authors": tuple(args.project_author) or None, "format_files": tuple(args.format_file) or None}
     return tuple((k, v) for k, v in given.items() if v is not None)
 
 

@@ -4,6 +4,7 @@ import hashlib
 from schemas import FAILURES, PAPERS, THEOREMS
 from transforms.corpus import content_hash, normalize_latex, process_submission, statement_url
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
+from transforms.sources.arxiv import Arxiv
 
 
 def submission(**changes) -> Submission:
@@ -79,13 +80,16 @@ def test_reader_events_copied_by_a_source_are_recorded_once():
 def test_metadata_fills_the_paper_row():
     record = {"id": "2101.00001", "title": "T", "authors_parsed": [["Doe", "Jane", ""]], "categories": "math.CO cs.DM",
               "versions": [{"version": "v1", "created": "Mon, 4 Jan 2021 10:00:00 GMT"}], "update_date": "2021-01-04"}
-    outcome = process_submission(submission(metadata=record), lambda s, l: ExtractionResult([]), Limits())
+    sub = Arxiv().attach_metadata(submission(), record)
+    outcome = process_submission(sub, lambda s, l: ExtractionResult([]), Limits())
     paper = outcome.paper
     assert (paper["title"], paper["authors"], paper["primary_category"], paper["created"], paper["has_metadata"]) == \
         ("T", ["Jane Doe"], "math.CO", "2021-01-04", True)
 
 
-def test_stacks_statements_link_to_their_tag():
+def test_a_link_made_by_the_source_wins_over_the_papers_page():
     sub = submission(source="stacks", url="https://stacks.math.columbia.edu/")
-    assert statement_url(sub, statement(tag="01AB")) == "https://stacks.math.columbia.edu/tag/01AB"
+    tagged = statement(tag="01AB", url="https://stacks.math.columbia.edu/tag/01AB")
+    assert statement_url(sub, tagged) == "https://stacks.math.columbia.edu/tag/01AB"
+    assert statement_url(sub, statement()) == "https://stacks.math.columbia.edu/#thm:b"
     assert normalize_latex("  a\u0301  b ") == "\u00e1 b"

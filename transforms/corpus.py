@@ -21,11 +21,11 @@ from apache_beam.metrics import Metrics
 
 from schemas import PAPERS
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
-from transforms.sources import arxiv, source_module
+from transforms.sources import make_source
+from transforms.sources.base import InputIndex, input_name, metadata_lines, metadata_ranges, unique_refs
 
 METRICS_NAMESPACE = "thmforge.corpus"
 PAPERS_TAG, THEOREMS_TAG, FAILURES_TAG, INPUTS_TAG = "papers", "theorems", "failures", "inputs"
-STACKS_TAG_URL = "https://stacks.math.columbia.edu/tag/"
 
 
 # ---------------------------------------------------------------------------------------- rows
@@ -44,12 +44,9 @@ def theorem_id(paper_id: str, ordinal: int, digest: str) -> str:
 
 
 def statement_url(sub: Submission, st: Statement) -> Optional[str]:
-    """The statement's link: the one its source made, its Stacks tag page, else the paper's page
-    with the label or number."""
+    """The statement's link: the one its source made, else the paper's page with the label or number."""
     if st.url:
         return st.url
-    if st.tag and sub.source == "stacks":
-        return STACKS_TAG_URL + st.tag
     if not sub.url:
         return None
     anchor = st.label or (f"{st.display_name} {st.number}" if st.number else None)
@@ -83,12 +80,18 @@ def bundle_failure_row(bundle: str, event: Event) -> dict:
             "bundle": bundle}
 
 
+def duplicate_rows(found: InputIndex) -> list[dict]:
+    """The copies `unique_refs` dropped, each a failure row of its paper (the kept copy has the
+    paper's one `papers` row)."""
+    return [{"paper_id": dropped.paper_id, "theorem_id": None, "stage": "read", "error_class": "duplicate",
+             "message": f"another copy skipped: {kept.location} is kept (newest version, else the later copy)",
+             "location": dropped.location, "fatal": False, "bundle": found.bundle}
+            for dropped, kept in found.duplicates]
+
+
 def _metadata_columns(sub: Submission) -> dict:
-    if sub.source == arxiv.SOURCE:
-        return arxiv.paper_metadata(sub.metadata)
     record = sub.metadata or {}
-    return {"has_metadata": sub.metadata is not None,
-            **{k: v for k, v in record.items() if k in PAPERS.columns}}
+    return {**{k: v for k, v in record.items() if k in PAPERS.columns}, "has_metadata": sub.metadata is not None}
 
 
 def paper_row(sub: Submission, result: Optional[ExtractionResult], status: str,
@@ -147,19 +150,17 @@ def process_submission(sub: Submission, extract, limits: Limits) -> PaperOutcome
 class ReadConfig:
     """What the reading and extraction stages need (picklable, sent to workers)."""
 
-    source: str = arxiv.SOURCE
+    source: str = "arxiv"
     limits: Limits = Limits()
-    requester_pays: bool = False
     staging: str = ""               # where the per-input accounting files go
     total_papers: Optional[int] = None   # for progress lines; None when unknown
     progress: bool = False
     describe_context: str = "body"  # body+abstract / body+intro: theorem rows carry that context
-    source_options: tuple[tuple[str, object], ...] = ()   # keyword options of the source's `read`
+    source_options: tuple[tuple[str, object], ...] = ()   # keyword options of the source
     launcher_pid: int = 0           # progress lines from other processes say which worker they count
 
-    @property
-    def store(self) -> arxiv.BundleStore:
-        return arxiv.BundleStore(requester_pays=self.requester_pays)
+    def make_source(self):
+        return make_source(self.source, **dict(self.source_options))
 
 
 def accounting_path(staging: str, group: str) -> str:
@@ -177,56 +178,55 @@ def write_accounting(staging: str, group: str, bundle: str, submissions: int) ->
 # ---------------------------------------------------------------------------------------- Beam
 
 class IndexInputs(beam.DoFn):
-    """Input path -> one small ref per submission (main), input problems (failures)."""
+    """Input path -> one small ref per paper (main); input problems and duplicates (failures)."""
 
     def __init__(self, config: ReadConfig):
         self.config = config
         self.inputs_read = Metrics.counter(METRICS_NAMESPACE, "inputs_read")
 
+    def setup(self):
+        self.source = self.config.make_source()
+
     def process(self, path: str):
         self.inputs_read.inc()
-        found = next(arxiv.index([path], self.config.store))
+        found = unique_refs(self.source.index(path, self.config.limits))
         write_accounting(self.config.staging, found.group, found.bundle, len(found.refs))
         for event in found.events:
             yield beam.pvalue.TaggedOutput(FAILURES_TAG, bundle_failure_row(found.bundle, event))
+        for row in duplicate_rows(found):
+            yield beam.pvalue.TaggedOutput(FAILURES_TAG, row)
         yield from found.refs
 
 
-class ReadSourceSubmissions(beam.DoFn):
-    """Input path -> submissions, for sources that only offer `read` (books, Stacks, ProofWiki)."""
+class ReadMetadata(beam.DoFn):
+    """A metadata file's line (offset, bytes or None when over the length cap) -> (key, record);
+    a bad line becomes a failure row instead, so the papers it describes are still processed."""
 
     def __init__(self, config: ReadConfig):
         self.config = config
 
-    def process(self, path: str):
-        module = source_module(self.config.source)
-        group = arxiv.group_name(path)
-        count = 0
-        for sub in module.read([path], self.config.limits, **dict(self.config.source_options)):
-            sub.bundle = path   # the input names the output files and the accounting of its papers
-            count += 1
-            yield sub
-        write_accounting(self.config.staging, group, path, count)
+    def setup(self):
+        self.source = self.config.make_source()
 
-
-def parse_metadata(item: tuple[str, bytes]):
-    """A (file, raw line) of the snapshot to (id, record); a bad line (not UTF-8, not JSON, no id)
-    becomes a failure row instead, so the papers it describes are still processed."""
-    path, raw = item
-    try:
-        parsed = arxiv.parse_metadata_line(raw.decode("utf-8"))
-    except ValueError as exc:   # UnicodeDecodeError and json.JSONDecodeError are ValueErrors
-        yield beam.pvalue.TaggedOutput(FAILURES_TAG, {
-            "paper_id": None, "theorem_id": None, "stage": "metadata", "error_class": "bad-metadata-line",
-            "message": f"{type(exc).__name__}: {exc}: {raw[:200].decode('utf-8', 'replace')}",
-            "location": path, "fatal": False, "bundle": None})
-        return
-    if parsed:
-        yield parsed
+    def process(self, span: tuple[str, int, int]):
+        for offset, raw in metadata_lines(span):
+            try:
+                if raw is None:
+                    raise ValueError("line longer than the metadata line cap; skipped unread")
+                parsed = self.source.parse_metadata_line(raw.decode("utf-8"))
+            except ValueError as exc:   # UnicodeDecodeError and json.JSONDecodeError are ValueErrors
+                preview = "" if raw is None else f": {raw[:200].decode('utf-8', 'replace')}"
+                yield beam.pvalue.TaggedOutput(FAILURES_TAG, {
+                    "paper_id": None, "theorem_id": None, "stage": "metadata", "error_class": "bad-metadata-line",
+                    "message": f"{type(exc).__name__}: {exc}{preview}",
+                    "location": f"{input_name(span[0])}@{offset}", "fatal": False, "bundle": None})
+                continue
+            if parsed:
+                yield parsed
 
 
 def refs_with_metadata(joined):
-    """(id, {"refs": [...], "metadata": [...]}) -> (ref, record or None) for each ref."""
+    """(key, {"refs": [...], "metadata": [...]}) -> (ref, record or None) for each ref."""
     _, groups = joined
     records = list(groups["metadata"])
     for ref in groups["refs"]:
@@ -234,7 +234,7 @@ def refs_with_metadata(joined):
 
 
 class ExtractPapers(beam.DoFn):
-    """(ref or submission, metadata) -> paper row (main), theorem rows, failure rows.
+    """(ref, metadata record or None) -> paper row (main), theorem rows, failure rows.
 
     Fetching happens here, after the shuffle, so a submission's bytes never travel between workers.
     """
@@ -248,24 +248,21 @@ class ExtractPapers(beam.DoFn):
         self.failures = counter("failure_events")
 
     def setup(self):
-        self.module = source_module(self.config.source)
+        self.source = self.config.make_source()
         self.done = self.found = 0
         self.last_report = 0.0
 
     def process(self, element):
-        item, record = element
+        ref, record = element
         self.papers_read.inc()
-        if isinstance(item, arxiv.MemberRef):
-            try:
-                sub = arxiv.fetch(item, self.config.limits, self.config.store)
-            except Exception as exc:  # unreadable member: the paper fails, the run goes on
-                sub = arxiv.empty_submission(item)
-                sub.events.append(Event("read", type(exc).__name__, str(exc)[:2000], item.location, fatal=True))
-        else:
-            sub = item
+        try:
+            sub = self.source.fetch(ref, self.config.limits)
+        except Exception as exc:  # unreadable member: the paper fails, the run goes on
+            sub = self.source.failed_fetch(ref, Event("read", type(exc).__name__, str(exc)[:2000], ref.location,
+                                                      fatal=True))
         if record is not None:
-            arxiv.attach_metadata(sub, record)
-        outcome = process_submission(sub, self.module.extract, self.config.limits)
+            self.source.attach_metadata(sub, record)
+        outcome = process_submission(sub, self.source.extract, self.config.limits)
         self.counters[outcome.paper["status"]].inc()
         self.statements.inc(len(outcome.theorems))
         self.failures.inc(len(outcome.failures))

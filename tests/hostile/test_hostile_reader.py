@@ -16,14 +16,14 @@ from transforms import corpus
 from transforms.latex.decode import decode_tex
 from transforms.latex.extract import extract_submission
 from transforms.latex.model import Limits
-from transforms.sources import archive, arxiv, folder
+from transforms.sources import archive, arxiv, arxiv_ids, folder
 
 LIMITS = Limits(max_submission_bytes=hc.BOMB_LIMIT)
 CASES = hc.cases()
 
 
 def outcome(case: hc.Case, limits: Limits = LIMITS) -> corpus.PaperOutcome:
-    ref = arxiv.member_ref(case.member, f"/in/{hc.BUNDLE}", "g", 0, len(case.data))
+    ref = arxiv_ids.member_ref(case.member, f"/in/{hc.BUNDLE}", 0, len(case.data))
     return corpus.process_submission(arxiv.submission_from_bytes(ref, case.data, limits), arxiv.extract, limits)
 
 
@@ -48,7 +48,7 @@ def test_each_case_ends_with_its_status_and_reason(case):
         assert paper["encoding"] == case.encoding
     for failure in got.failures:   # every failure row says where and what
         assert failure["stage"] and failure["error_class"] and failure["message"] and failure["location"]
-        assert failure["bundle"] == f"/in/{hc.BUNDLE}"
+        assert failure["bundle"] == hc.BUNDLE   # the input's name, never the path as typed
 
 
 def test_unsafe_members_are_each_counted_and_only_safe_files_kept():
@@ -102,7 +102,7 @@ def test_oversized_file_is_ignored_and_recorded_the_rest_kept():
 
 
 def test_member_claiming_more_bytes_than_the_limit_is_refused_before_reading():
-    ref = arxiv.member_ref("2201/2201.00001.gz", "/in/b.tar", "g", 0, 10_000)
+    ref = arxiv_ids.member_ref("2201/2201.00001.gz", "/in/b.tar", 0, 10_000)
     sub = arxiv.submission_from_bytes(ref, b"", Limits(max_submission_bytes=1000))
     assert [(e.error_class, e.fatal) for e in sub.events] == [("submission-too-large", True)]
 
@@ -178,7 +178,7 @@ def test_extractor_exception_is_isolated_to_its_paper():
     def explode(sub, limits):
         raise IndexError("list index out of range")
 
-    ref = arxiv.member_ref(CASES[0].member, "/in/b.tar", "g", 0, len(CASES[0].data))
+    ref = arxiv_ids.member_ref(CASES[0].member, "/in/b.tar", 0, len(CASES[0].data))
     got = corpus.process_submission(arxiv.submission_from_bytes(ref, CASES[0].data, LIMITS), explode, LIMITS)
     assert (got.paper["status"], got.paper["status_reason"]) == ("failed", "IndexError")
     assert got.failures[-1]["stage"] == "extract" and got.failures[-1]["fatal"]
@@ -214,7 +214,7 @@ def test_folder_of_submissions_with_links_and_a_named_pipe_never_blocks(tmp_path
 
     def read_all():
         found = folder.index_folder(str(tmp_path))
-        outcomes.extend(corpus.process_submission(arxiv.fetch(ref, LIMITS), arxiv.extract, LIMITS) for ref in found.refs)
+        outcomes.extend(corpus.process_submission(arxiv.Arxiv().fetch(ref, LIMITS), arxiv.extract, LIMITS) for ref in found.refs)
         outcomes.append(found)
 
     reader = threading.Thread(target=read_all, daemon=True)

@@ -8,7 +8,10 @@ import tarfile
 import pytest
 
 from transforms.latex.model import Limits
-from transforms.sources import archive, arxiv
+from transforms.sources import archive, arxiv, arxiv_ids
+from transforms.sources.base import InvalidIdentifier, group_name
+
+ARXIV = arxiv.Arxiv()
 
 TEX = b"\\documentclass{article}\\begin{document}\\begin{theorem}x\\end{theorem}\\end{document}\n"
 
@@ -44,25 +47,23 @@ def bundle_file(tmp_path, name, members) -> str:
     ("math9901999", ("math/9901999", None)),
     ("hep-th9901001", ("hep-th/9901001", None)),
     ("cond-mat9901001v2", ("cond-mat/9901001", "v2")),
-    ("my-notes", ("my-notes", None)),
 ])
 def test_member_stems_map_to_arxiv_ids(stem, expected):
-    assert arxiv.parse_stem(stem) == expected
+    assert arxiv_ids.parse_stem(stem) == expected
 
 
 @pytest.mark.parametrize("source_id, year", [
     ("2101.99001", 2021), ("9901.00001", 1999), ("math/9901999", 1999), ("hep-th/0211159", 2002),
-    ("notes", None),
 ])
 def test_year_from_the_ids_yymm(source_id, year):
-    assert arxiv.year_from_id(source_id) == year
+    assert arxiv_ids.year_from_id(source_id) == year
 
 
 def test_member_kinds_from_names():
-    assert arxiv.member_ref("9901/math9901999.gz", "b.tar", "b", 0, 1).source_id == "math/9901999"
-    assert arxiv.member_ref("2101/2101.99007.pdf", "b.tar", "b", 0, 1).kind == "pdf"
-    assert arxiv.member_ref("2101/2101.99007.ps", "b.tar", "b", 0, 1).kind == "unsupported"
-    assert arxiv.group_name("s3://arxiv/src/arXiv_src_2101_001.tar") == "arXiv_src_2101_001"
+    assert arxiv_ids.member_ref("9901/math9901999.gz", "b.tar", 0, 1).source_id == "math/9901999"
+    assert arxiv_ids.member_ref("2101/2101.99007.pdf", "b.tar", 0, 1).kind == "pdf"
+    assert arxiv_ids.member_ref("2101/2101.99007.ps", "b.tar", 0, 1).kind == "unsupported"
+    assert group_name("s3://arxiv/src/arXiv_src_2101_001.tar") == "arXiv_src_2101_001"
 
 
 def test_gzipped_tar_and_gzipped_single_tex_are_told_apart_by_content():
@@ -156,7 +157,7 @@ def test_index_then_fetch_reads_each_member_by_offset(tmp_path):
     found = arxiv.index_bundle(path)
     assert [r.source_id for r in found.refs] == ["2101.00001", "2101.00002", "2101.00003", "math/0101001"]
     assert found.group == "arXiv_src_2101_001" and not found.events
-    subs = [arxiv.fetch(r) for r in found.refs]
+    subs = [ARXIV.fetch(r, Limits()) for r in found.refs]
     assert subs[0].files == {"main.tex": TEX}
     assert subs[1].files == {"2101.00002.tex": TEX}
     assert subs[2].skip_reason == "pdf-only" and subs[2].files == {}
@@ -225,10 +226,9 @@ def test_folder_of_unpacked_submissions(tmp_path):
     (root / "2101.00002.gz").write_bytes(gz(TEX))
     (root / "2101.00003.pdf").write_bytes(b"%PDF-1.4\n")
     (root / "2101.00004.tex").write_bytes(TEX)
-    found = arxiv.index([str(root)])
-    (index,) = list(found)
+    index = ARXIV.index(str(root), Limits())
     assert index.group == "unpacked"
-    subs = {s.source_id: s for s in (arxiv.fetch(r) for r in index.refs)}
+    subs = {s.source_id: s for s in (ARXIV.fetch(r, Limits()) for r in index.refs)}
     assert sorted(subs) == ["2101.00001", "2101.00002", "2101.00003", "2101.00004", "math/0101001"]
     assert subs["2101.00001"].files == {"main.tex": TEX, "sec/a.tex": b"A"}
     assert [e.error_class for e in subs["2101.00001"].events] == ["unsafe-member"]
@@ -273,7 +273,7 @@ def test_shared_bundles_are_read_completely(shared_corpora):
     assert set(by_id["2101.99003"].files) == {"2101.99003.tex"}
     assert "defective-fpt.tex" in by_id["2101.99002"].files   # "./" prefixes normalized
     assert all(not e.fatal for s in subs for e in s.events)
-    assert os.path.basename(by_id["2101.99001"].bundle) == "arXiv_src_2101_001.tar"
+    assert by_id["2101.99001"].bundle == "arXiv_src_2101_001.tar"
 
 
 def test_committed_sample_bundles_equal_a_rebuild(tmp_path):
@@ -286,6 +286,6 @@ def test_committed_sample_bundles_equal_a_rebuild(tmp_path):
     spec.loader.exec_module(builder)
     for path in builder.build(tmp_path):
         assert path.read_bytes() == (SAMPLES / "arxiv" / path.name).read_bytes(), path.name
-    refs = [r for found in arxiv.index([str(SAMPLES / "arxiv")]) for r in found.refs]
+    refs = [r for path in ARXIV.expand_inputs([str(SAMPLES / "arxiv")]) for r in ARXIV.index(path, Limits()).refs]
     assert len(refs) == 12 and {r.kind for r in refs} == {"member", "pdf"}
     assert {"math/9905001", "hep-th/9905002"} <= {r.source_id for r in refs}

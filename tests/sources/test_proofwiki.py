@@ -27,7 +27,7 @@ def test_submission_carries_url_year_and_page_text():
     assert sub.year == 2019
     assert sub.files[proofwiki.PAGE_FILE].decode().startswith("== Theorem ==")
     first, _ = results()[0]
-    assert first.metadata["categories"] == "Odd_Integers" and first.metadata["title"] == first.source_id
+    assert first.metadata["categories"] == ["Odd_Integers"] and first.metadata["title"] == first.source_id
 
 
 def test_theorem_statement_with_math_kept_and_links_resolved():

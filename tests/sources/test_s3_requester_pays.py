@@ -8,6 +8,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
+from transforms.latex.model import Limits
 from transforms.sources import arxiv
 from transforms.sources.s3_requester_pays import RequesterPaysS3, split_s3_url
 
@@ -66,9 +67,9 @@ def test_index_streams_the_bundle_and_fetch_uses_ranged_gets_with_request_payer(
         member = data[ref.offset: ref.offset + ref.size]
         stub.add_response("get_object", {"Body": _body(member)},
                           {**key, "Range": f"bytes={ref.offset}-{ref.offset + ref.size - 1}"})
-        sub = arxiv.fetch(ref, store=store)
+        sub = arxiv.Arxiv(requester_pays=True, s3=store.s3).fetch(ref, Limits())
         stub.assert_no_pending_responses()
-    assert sub.files == {"2101.00002.tex": TEX} and sub.bundle == url
+    assert sub.files == {"2101.00002.tex": TEX} and sub.bundle == "arXiv_src_2101_001.tar"
 
 
 def test_match_lists_pages_with_request_payer(client):

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import os
 import posixpath
 import tarfile
 import zlib
+from typing import Optional
 
 from transforms.latex.model import Event, Limits
 
@@ -181,3 +183,39 @@ def unpack_submission(data: bytes, single_name: str, limits: Limits, location: s
                             location, fatal=True))
         return Unpacked({}, events)
     return Unpacked({single_name: data}, events)
+
+
+def read_tree(root: str, limits: Limits, suffixes: Optional[tuple[str, ...]] = None) -> Unpacked:
+    """Regular files under `root` (only names ending in `suffixes`, when given) as relative POSIX
+    paths, within the limits; links are never followed and hidden folders are skipped."""
+    files: dict[str, bytes] = {}
+    events: list[Event] = []
+    total = 0
+    where = os.path.basename(root.rstrip(os.sep))   # stored locations never hold the path as typed
+    for current, dirs, names in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            if suffixes and not name.lower().endswith(suffixes):
+                continue
+            full = os.path.join(current, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            if os.path.islink(full) or not os.path.isfile(full):
+                events.append(Event("read", "unsafe-member", "link or special file ignored", rel))
+                continue
+            size = os.path.getsize(full)
+            if size > limits.max_file_bytes:
+                events.append(Event("read", "file-too-large",
+                                    f"{size} bytes > {limits.max_file_bytes}; file ignored", rel))
+                continue
+            if len(files) >= limits.max_files:
+                events.append(Event("read", "too-many-files", f"more than {limits.max_files} files",
+                                    where, fatal=True))
+                return Unpacked(files, events)
+            total += size
+            if total > limits.max_submission_bytes:
+                events.append(Event("read", "submission-too-large",
+                                    f"files exceed {limits.max_submission_bytes} bytes", where, fatal=True))
+                return Unpacked(files, events)
+            with open(full, "rb") as handle:
+                files[rel] = handle.read()
+    return Unpacked(files, events)

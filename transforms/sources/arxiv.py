@@ -3,10 +3,7 @@
 Reading is split in two so that a ~500 MB bundle is never held in memory and papers spread across
 workers: `index` scans a bundle's tar headers and yields one small `MemberRef` (bundle, offset, size)
 per submission; `fetch` later reads just that member (a seek, or one ranged GET on S3) and unpacks it
-in memory with the limits of `archive`. `read` chains the two for use outside Beam.
-
-Member names: `YYMM/<id>.gz` (gzipped tar or single gzipped file), `YYMM/<id>.pdf` (PDF only,
-skipped). Old-style ids lose their slash: `math9901999` is `math/9901999`.
+in memory with the limits of `archive`. Member names and ids: `arxiv_ids`; folders: `folder`.
 """
 from __future__ import annotations
 
@@ -15,66 +12,18 @@ import email.utils
 import functools
 import json
 import os
-import posixpath
 import re
 import tarfile
 from typing import BinaryIO, Iterator, Optional
 
 from transforms.latex.model import Event, ExtractionResult, Limits, Submission
-from transforms.sources import archive
+from transforms.sources import archive, folder
+from transforms.sources.arxiv_ids import (SOURCE, MemberRef, empty_submission, member_ref,
+                                          strip_archive_suffix)
+from transforms.sources.base import (InputIndex, InvalidIdentifier, Source, checked_id, group_name,
+                                     input_name, unique_refs)
 
-SOURCE = "arxiv"
-ABS_URL = "https://arxiv.org/abs/"
 BUNDLE_NAME = re.compile(r"^arXiv_src_(\d{4})_(\d{3})\.tar$")
-_NEW_ID = re.compile(r"^(\d{4}\.\d{4,5})(v\d+)?$")
-_OLD_ID = re.compile(r"^([A-Za-z][A-Za-z.\-]*)(\d{7})(v\d+)?$")
-_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".gz")
-
-
-# ---------------------------------------------------------------------------------------- ids
-
-def parse_stem(stem: str) -> tuple[str, Optional[str]]:
-    """A member or folder name without extension to (arXiv id, version or None).
-
-    `2101.99001` -> `2101.99001`; `math9901999` -> `math/9901999`; `hep-th9901001v2` ->
-    (`hep-th/9901001`, `v2`). Names that are no arXiv id are kept as they are.
-    """
-    if match := _NEW_ID.match(stem):
-        return match.group(1), match.group(2)
-    if match := _OLD_ID.match(stem):
-        return f"{match.group(1)}/{match.group(2)}", match.group(3)
-    return stem, None
-
-
-def year_from_id(source_id: str) -> Optional[int]:
-    """The year encoded in an arXiv id's YYMM (1991 onwards), or None for other names."""
-    digits = source_id.rsplit("/", 1)[-1]
-    if not (_NEW_ID.match(digits) or (len(digits) >= 7 and digits[:7].isdigit())):
-        return None
-    yy = int(digits[:2])
-    return 1900 + yy if yy >= 91 else 2000 + yy
-
-
-def paper_id(source_id: str) -> str:
-    return f"{SOURCE}:{source_id}"
-
-
-def strip_archive_suffix(name: str) -> tuple[str, str]:
-    """(`stem`, `suffix`) of a member or file name, `suffix` one of .tar.gz .tgz .tar .gz .pdf or ''."""
-    lower = name.lower()
-    for suffix in _ARCHIVE_SUFFIXES + (".pdf",):
-        if lower.endswith(suffix):
-            return name[: -len(suffix)], suffix
-    return name, ""
-
-
-def group_name(path: str) -> str:
-    """A file-name-safe name of one input (bundle or folder): names the output files it owns."""
-    base = posixpath.basename(path.rstrip("/")) or "input"
-    for suffix in (".tar", ".tar.gz", ".tgz"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    return re.sub(r"[^A-Za-z0-9._]+", "_", base)
 
 
 # ---------------------------------------------------------------------------------------- storage
@@ -128,46 +77,9 @@ class BundleStore:
 
 # ---------------------------------------------------------------------------------------- index
 
-@dataclasses.dataclass(frozen=True)
-class MemberRef:
-    """One submission of an input, small enough to shuffle: where its bytes are, not the bytes."""
-
-    source_id: str
-    group: str                 # the input it came from (bundle or folder name)
-    bundle: str                # path or URL of the bundle (or of the folder input)
-    member: str                # member name inside the bundle, or path of the file/folder
-    kind: str                  # "member" | "pdf" | "unsupported" | "folder" | "file"
-    offset: int = 0
-    size: int = 0
-    version: Optional[str] = None
-
-    @property
-    def location(self) -> str:
-        return f"{self.bundle}!{self.member}" if self.kind in ("member", "pdf", "unsupported") else self.member
-
-
-@dataclasses.dataclass
-class BundleIndex:
-    """What indexing one input found: its submissions and any damage to the input itself."""
-
-    group: str
-    bundle: str
-    refs: list[MemberRef]
-    events: list[Event]
-
-
-def member_ref(name: str, bundle: str, group: str, offset: int, size: int) -> MemberRef:
-    """The ref of bundle member `name` (e.g. `2101/2101.99001.gz`, `9901/math9901999.pdf`)."""
-    stem, suffix = strip_archive_suffix(posixpath.basename(name))
-    source_id, version = parse_stem(stem)
-    kind = {".gz": "member", ".pdf": "pdf", ".tar.gz": "member", ".tgz": "member", ".tar": "member"}.get(
-        suffix, "unsupported")
-    return MemberRef(source_id, group, bundle, name, kind, offset, size, version)
-
-
-def index_bundle(path: str, store: BundleStore = BundleStore()) -> BundleIndex:
+def index_bundle(path: str, store: BundleStore = BundleStore()) -> InputIndex:
     """Scan a bundle's tar headers (seeking over the data when the file allows) into refs."""
-    group = group_name(path)
+    name = input_name(path)
     refs: list[MemberRef] = []
     events: list[Event] = []
     try:
@@ -179,35 +91,29 @@ def index_bundle(path: str, store: BundleStore = BundleStore()) -> BundleIndex:
                         info = bundle.next()
                     except (tarfile.TarError, EOFError, OSError) as exc:
                         events.append(Event("read", "truncated-bundle",
-                                            f"{exc}; indexed {len(refs)} members", path))
+                                            f"{exc}; indexed {len(refs)} members", name))
                         break
                     if info is None:
                         break
                     if info.isdir():
                         continue
+                    where = f"{name}!{ascii(info.name)[1:-1]}"
                     if not info.isfile():
                         events.append(Event("read", "unsafe-member", "link or special file in bundle ignored",
-                                            f"{path}!{info.name}"))
+                                            where))
                         continue
-                    refs.append(member_ref(info.name, path, group, info.offset_data, info.size))
+                    try:
+                        refs.append(member_ref(info.name, path, info.offset_data, info.size))
+                    except InvalidIdentifier as exc:
+                        events.append(Event("read", "bad-member-name", str(exc), where))
     except (OSError, tarfile.TarError, EOFError) as exc:
-        events.append(Event("read", "unreadable-bundle", f"{type(exc).__name__}: {exc}", path, fatal=True))
-    return BundleIndex(group, path, refs, events)
-
-
-def index(inputs: list[str], store: BundleStore = BundleStore()) -> Iterator[BundleIndex]:
-    """Every input (bundle path, glob, URL, or local folder of submissions) as a `BundleIndex`."""
-    from transforms.sources import folder
-
-    for path in expand_inputs(inputs, store):
-        if os.path.isdir(path):
-            yield folder.index_folder(path)
-        else:
-            yield index_bundle(path, store)
+        events.append(Event("read", "unreadable-bundle", f"{type(exc).__name__}: {exc}", name, fatal=True))
+    return InputIndex(group_name(path), name, refs, events)
 
 
 def expand_inputs(inputs: list[str], store: BundleStore = BundleStore()) -> list[str]:
-    """Globs expanded, in input order; a folder holding bundles stands for its bundles.
+    """Globs expanded, in input order, local paths made absolute; a folder holding bundles stands
+    for its bundles.
 
     Raises FileNotFoundError naming the inputs that match nothing (bad input loses nothing
     silently).
@@ -216,10 +122,11 @@ def expand_inputs(inputs: list[str], store: BundleStore = BundleStore()) -> list
     missing: list[str] = []
     for pattern in inputs:
         if os.path.isdir(pattern):
+            pattern = os.path.abspath(pattern)
             bundles = sorted(n for n in os.listdir(pattern) if BUNDLE_NAME.match(n))
             paths.extend([os.path.join(pattern, n) for n in bundles] or [pattern])
             continue
-        found = store.match(pattern)
+        found = store.match(pattern if "://" in pattern else os.path.abspath(pattern))
         if not found:
             missing.append(pattern)
         paths.extend(found)
@@ -229,13 +136,6 @@ def expand_inputs(inputs: list[str], store: BundleStore = BundleStore()) -> list
 
 
 # ---------------------------------------------------------------------------------------- fetch
-
-def empty_submission(ref: MemberRef) -> Submission:
-    """The submission a ref names, with no files yet."""
-    return Submission(paper_id=paper_id(ref.source_id), source=SOURCE, source_id=ref.source_id, files={},
-                      version=ref.version, bundle=ref.bundle, member=ref.member,
-                      year=year_from_id(ref.source_id), url=ABS_URL + ref.source_id)
-
 
 def _too_large(ref: MemberRef, limits: Limits) -> bool:
     return ref.kind == "member" and ref.size > limits.max_submission_bytes
@@ -256,36 +156,11 @@ def submission_from_bytes(ref: MemberRef, data: bytes, limits: Limits) -> Submis
         if len(data) < ref.size:
             sub.events.append(Event("read", "truncated-bundle",
                                     f"member has {len(data)} of {ref.size} bytes", ref.location))
-        single_name = posixpath.basename(strip_archive_suffix(ref.member)[0]) + ".tex"
+        single_name = os.path.basename(strip_archive_suffix(ref.member)[0]) + ".tex"
         unpacked = archive.unpack_submission(data, single_name, limits, ref.location)
         sub.files = unpacked.files
         sub.events.extend(unpacked.events)
     return sub
-
-
-def fetch(ref: MemberRef, limits: Limits = Limits(), store: BundleStore = BundleStore()) -> Submission:
-    """Read one indexed submission (bundle member, or folder entry) into memory."""
-    if ref.kind in ("folder", "file"):
-        from transforms.sources import folder
-
-        return folder.fetch_entry(ref, limits)
-    needs_bytes = ref.kind == "member" and not _too_large(ref, limits)
-    data = store.read_range(ref.bundle, ref.offset, ref.size) if needs_bytes else b""
-    return submission_from_bytes(ref, data, limits)
-
-
-def read(inputs: list[str], limits: Limits = Limits(), store: BundleStore = BundleStore()) -> Iterator[Submission]:
-    """Every submission of the inputs, one at a time (bundles are read member by member)."""
-    for found in index(inputs, store):
-        for ref in found.refs:
-            yield fetch(ref, limits, store)
-
-
-def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResult:
-    """Theorem-like statements of one submission (the shared LaTeX extractor; never raises)."""
-    from transforms.latex.extract import extract_submission
-
-    return extract_submission(submission.files, limits=limits)
 
 
 # ---------------------------------------------------------------------------------------- metadata
@@ -293,14 +168,14 @@ def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResu
 def parse_metadata_line(line: str) -> Optional[tuple[str, dict]]:
     """One line of `arxiv-metadata-oai-snapshot.json` to (arXiv id, record); None for a blank line.
 
-    Raises ValueError on a line that is not a JSON object with an id.
+    Raises ValueError on a line that is not a JSON object with a valid id.
     """
     if not line.strip():
         return None
     record = json.loads(line)
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         raise ValueError("metadata line is not a JSON object with an 'id'")
-    return record["id"].strip(), record
+    return checked_id(record["id"], "metadata id"), record
 
 
 def _iso_date(value: Optional[str]) -> Optional[str]:
@@ -348,10 +223,69 @@ def paper_metadata(record: Optional[dict]) -> dict:
     }
 
 
-def attach_metadata(submission: Submission, record: Optional[dict]) -> Submission:
-    """The submission with its metadata record; the year comes from the first version's date."""
-    submission.metadata = record
-    year = paper_metadata(record).get("year")
-    if year:
-        submission.year = year
-    return submission
+
+
+# ---------------------------------------------------------------------------------------- the source
+
+@dataclasses.dataclass(frozen=True)
+class Arxiv(Source):
+    """arXiv bundles and folders, joined with the metadata snapshot by id."""
+
+    name = SOURCE
+    takes_metadata = True
+    requester_pays: bool = False
+    s3: Optional[object] = dataclasses.field(default=None, compare=False)  # a RequesterPaysS3 (tests)
+
+    @property
+    def store(self) -> BundleStore:
+        return BundleStore(requester_pays=self.requester_pays, s3=self.s3)
+
+    def expand_inputs(self, inputs: list[str]) -> list[str]:
+        return expand_inputs(inputs, self.store)
+
+    def count_papers(self, inputs: list[str]) -> Optional[int]:
+        """Local inputs only: a scan of the tar headers."""
+        if any("://" in path for path in inputs):
+            return None
+        return sum(len(unique_refs(self.index(path, Limits())).refs) for path in inputs)
+
+    def index(self, path: str, limits: Limits) -> InputIndex:
+        return folder.index_folder(path) if os.path.isdir(path) else index_bundle(path, self.store)
+
+    def fetch(self, ref: MemberRef, limits: Limits) -> Submission:
+        if ref.in_folder:
+            return folder.fetch_entry(ref, limits)
+        needs_bytes = ref.kind == "member" and not _too_large(ref, limits)
+        data = self.store.read_range(ref.bundle, ref.offset, ref.size) if needs_bytes else b""
+        return submission_from_bytes(ref, data, limits)
+
+    def failed_fetch(self, ref: MemberRef, event: Event) -> Submission:
+        sub = empty_submission(ref)
+        sub.events.append(event)
+        return sub
+
+    def extract(self, submission: Submission, limits: Limits) -> ExtractionResult:
+        return extract(submission, limits)
+
+    def parse_metadata_line(self, line: str) -> Optional[tuple[str, dict]]:
+        return parse_metadata_line(line)
+
+    def attach_metadata(self, submission: Submission, record: dict) -> Submission:
+        """The record as papers columns; the year comes from the first version's date."""
+        submission.metadata = paper_metadata(record)
+        submission.year = submission.metadata.get("year") or submission.year
+        return submission
+
+
+def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResult:
+    """Theorem-like statements of one submission (the shared LaTeX extractor; never raises)."""
+    from transforms.latex.extract import extract_submission
+
+    return extract_submission(submission.files, limits=limits)
+
+
+def read(inputs: list[str], limits: Limits = Limits(), store: BundleStore = BundleStore()) -> Iterator[Submission]:
+    """Every submission of the inputs, one at a time (bundles are read member by member)."""
+    from transforms.sources.base import read as read_source
+
+    return read_source(Arxiv(requester_pays=store.requester_pays, s3=store.s3), inputs, limits)

@@ -6,35 +6,80 @@ file under the folder is read into memory (never extracted or copied to disk); i
 binaries are not needed for statements and are left out. The project gets a source name
 (`latex-project:<name>`, by default the folder name) and optional links: a project URL and a
 per-statement template with `{label}`, `{number}` and `{name}` placeholders.
+
+Title, authors and year come from the root's `\\title`, `\\author` (split at `\\and`) and `\\date`
+(its first four-digit year); `--project-title`, `--project-author` and `--project-year` override
+them. Without a title the project's name is its title; without a year the project gets
+`UNKNOWN_YEAR` (0) and a recorded `no-year` event, so its statements never fall into a null
+partition and the fix (`--project-year`) is on record.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Iterator, Optional
 
-from transforms.latex.scan import group_end
+from transforms.latex import scan
+from transforms.latex.comments import strip_line_comments
 from transforms.latex.mainfile import rank_main_candidates
-from transforms.sources.folder import read_tree
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
+from transforms.sources.archive import read_tree
+from transforms.sources.base import InputIndex, InvalidIdentifier, Loaded, Source, checked_id, group_name, input_name
 
 SOURCE = "latex-project"
 FORMAT_ROOT = "thmforge-root.tex"
 SOURCE_EXTENSIONS = (".tex", ".ltx", ".latex", ".sty", ".cls", ".def", ".cfg", ".clo", ".bbl")
-_TITLE_RE = re.compile(r"\\title\s*(?:\[[^\]\n]{0,500}\])?\s*(?=\{)")
+UNKNOWN_YEAR = 0
+_FRONT_RE = re.compile(r"\\(title|author|date)\s*(?=[\[{])")
+_NOTE_RE = re.compile(r"\\(?:thanks|footnote)\s*(?=\{)")
 _CS_OR_BRACE_RE = re.compile(r"\\[A-Za-z@]+\*?|\\\\|[{}~]")
+_AND_RE = re.compile(r"\\and(?![A-Za-z@])|\\AND(?![A-Za-z@])")
+_YEAR_RE = re.compile(r"(?<![0-9])(1[5-9][0-9]{2}|20[0-9]{2})(?![0-9])")
+
+
+def _drop_notes(tex: str) -> str:
+    r"""`tex` without its `\thanks{...}` and `\footnote{...}` (affiliations, grants)."""
+    while m := _NOTE_RE.search(tex):
+        found = scan.group(tex, m.end(), max_len=len(tex))
+        tex = tex[:m.start()] + (tex[found[1]:] if found else tex[m.end():])
+    return tex
+
+
+def plain_words(tex: str) -> Optional[str]:
+    r"""LaTeX as plain words (commands and braces dropped); None when nothing is left."""
+    return " ".join(_CS_OR_BRACE_RE.sub(" ", _drop_notes(tex)).split()) or None
+
+
+def front_matter(tex: str) -> dict[str, str]:
+    r"""The first `\title`, `\author` and `\date` arguments of a root file (comments ignored)."""
+    tex = strip_line_comments(tex)
+    found: dict[str, str] = {}
+    for m in _FRONT_RE.finditer(tex):
+        if m.group(1) in found:
+            continue
+        _, pos = scan.optional(tex, m.end(), max_len=2000)
+        group = scan.group(tex, scan.skip_spaces(tex, pos), max_len=20000)
+        if group:
+            found[m.group(1)] = group[0]
+    return found
 
 
 def document_title(tex: str) -> Optional[str]:
-    """The `\\title{...}` of a main file as plain words (commands and braces dropped)."""
-    m = _TITLE_RE.search(tex)
-    if not m:
-        return None
-    end = group_end(tex, m.end())
-    if end < 0:
-        return None
-    words = _CS_OR_BRACE_RE.sub(" ", tex[m.end() + 1:end - 1]).split()
-    return " ".join(words) or None
+    r"""The `\title{...}` of a main file as plain words."""
+    return plain_words(front_matter(tex).get("title", ""))
+
+
+def document_authors(author: str) -> list[str]:
+    r"""`\author{A \and B \\ Affiliation}` -> ["A", "B"]: the first line of each `\and` part."""
+    names = (plain_words(re.split(r"\\\\|\n\s*\n", part, maxsplit=1)[0]) for part in _AND_RE.split(author))
+    return [name for name in names if name]
+
+
+def document_year(date: str) -> Optional[int]:
+    r"""The first four-digit year of a `\date{...}`; None for `\today` or no date."""
+    m = _YEAR_RE.search(date)
+    return int(m.group(1)) if m else None
 
 
 def project_main_file(files: dict[str, bytes]) -> Optional[str]:
@@ -51,9 +96,23 @@ def project_main_file(files: dict[str, bytes]) -> Optional[str]:
     return next(path for path, _ in ranked if path.count("/") == top)
 
 
+def _describe(sub: Submission, tex: str, project: str, title: Optional[str], authors: tuple[str, ...],
+              year: Optional[int]) -> None:
+    """Title, authors and year from the front matter, the options overriding it."""
+    front = front_matter(tex)
+    sub.year = year or document_year(front.get("date", ""))
+    if sub.year is None:
+        sub.year = UNKNOWN_YEAR
+        sub.events.append(Event("read", "no-year", f"no year in \\date and no --project-year; year "
+                                f"{UNKNOWN_YEAR} stands for unknown", sub.member))
+    sub.metadata = {"id": project, "title": title or plain_words(front.get("title", "")) or project,
+                    "authors": list(authors) or document_authors(front.get("author", ""))}
+
+
 def project_submission(path: str, limits: Limits = Limits(), *, name: Optional[str] = None,
                        url: Optional[str] = None, statement_url: Optional[str] = None,
-                       year: Optional[int] = None, format_files: tuple[str, ...] = ()) -> Submission:
+                       year: Optional[int] = None, title: Optional[str] = None,
+                       authors: tuple[str, ...] = (), format_files: tuple[str, ...] = ()) -> Submission:
     """The submission of one project given by its root .tex file or its folder.
 
     `format_files` are read before the root file, as when the root is compiled with a TeX format
@@ -65,39 +124,39 @@ def project_submission(path: str, limits: Limits = Limits(), *, name: Optional[s
         root, main = os.path.dirname(path), os.path.basename(path)
     else:
         root, main = path, None
-    project = name or os.path.basename(root.rstrip(os.sep)) or "project"
+    project = name or input_name(root) or "project"
     sub = Submission(paper_id=f"{SOURCE}:{project}", source=SOURCE, source_id=project, files={},
-                     bundle=path, member=main or "", year=year, url=url)
+                     bundle=input_name(path), member=main or "", year=year, url=url)
+    try:
+        checked_id(project, "project name")
+    except InvalidIdentifier as exc:
+        sub.events.append(Event("read", "bad-project-name", str(exc), sub.bundle, fatal=True))
+        return sub
     if not os.path.isdir(root):
-        sub.events.append(Event("read", "FileNotFoundError", f"no such file or folder: {path}", path, fatal=True))
+        sub.events.append(Event("read", "FileNotFoundError", f"no such file or folder: {sub.bundle}", sub.bundle,
+                                fatal=True))
         return sub
     tree = read_tree(root, limits, SOURCE_EXTENSIONS)
     sub.files, sub.events = tree.files, tree.events
     if main is None:
         main = project_main_file(sub.files)
     if main is None or main not in sub.files:
-        sub.events.append(Event("read", "no-main-file", "no root .tex file with \\documentclass found", path,
+        sub.events.append(Event("read", "no-main-file", "no root .tex file with \\documentclass found", sub.bundle,
                                 fatal=True))
         return sub
     missing = [f for f in format_files if f not in sub.files]
     if missing:
-        sub.events.append(Event("read", "FileNotFoundError", f"format files not found: {missing}", path,
+        sub.events.append(Event("read", "FileNotFoundError", f"format files not found: {missing}", sub.bundle,
                                 fatal=True))
         return sub
     sub.member = main
-    title_source = b"\n".join([sub.files[f] for f in format_files] + [sub.files[main]])
+    _describe(sub, b"\n".join([sub.files[f] for f in format_files] + [sub.files[main]]).decode("utf-8", "replace"),
+              project, title, authors, year)
     if format_files:
         sub.files[FORMAT_ROOT] = "".join(f"\\input{{{f}}}\n" for f in (*format_files, main)).encode()
         main = FORMAT_ROOT
-    sub.metadata = {"id": project, "title": document_title(title_source.decode("utf-8", "replace")),
-                    "main_file": main, "statement_url": statement_url}
+    sub.metadata.update(main_file=main, statement_url=statement_url)
     return sub
-
-
-def read(inputs: list[str], limits: Limits = Limits(), **options) -> Iterator[Submission]:
-    """One submission per input (a root .tex file or a folder); `options` as for `project_submission`."""
-    for path in inputs:
-        yield project_submission(path, limits, **options)
 
 
 def statement_link(template: Optional[str], statement: Statement, project: str) -> Optional[str]:
@@ -125,3 +184,32 @@ def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResu
     for statement in result.statements:
         statement.url = statement_link(template, statement, submission.source_id) or statement.url
     return result
+
+
+@dataclasses.dataclass(frozen=True)
+class LatexProject(Source):
+    """One book or set of notes per input; the options are those of `project_submission`."""
+
+    name = SOURCE
+    project_name: Optional[str] = None
+    url: Optional[str] = None
+    statement_url: Optional[str] = None
+    year: Optional[int] = None
+    title: Optional[str] = None
+    authors: tuple[str, ...] = ()
+    format_files: tuple[str, ...] = ()
+
+    def index(self, path: str, limits: Limits) -> InputIndex:
+        sub = project_submission(path, limits, name=self.project_name, url=self.url,
+                                 statement_url=self.statement_url, year=self.year, title=self.title,
+                                 authors=self.authors, format_files=self.format_files)
+        return InputIndex(group_name(path), input_name(path), [Loaded(sub)], [])
+
+    def extract(self, submission: Submission, limits: Limits) -> ExtractionResult:
+        return extract(submission, limits)
+
+
+def read(inputs: list[str], limits: Limits = Limits(), **options) -> Iterator[Submission]:
+    """One submission per input (a root .tex file or a folder); `options` as for `project_submission`."""
+    for path in inputs:
+        yield project_submission(path, limits, **options)

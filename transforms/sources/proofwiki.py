@@ -10,6 +10,7 @@ equation blocks, which become display math.
 from __future__ import annotations
 
 import bz2
+import dataclasses
 import gzip
 import unicodedata
 import urllib.parse
@@ -19,6 +20,7 @@ from typing import IO, Iterator, Optional
 from transforms.latex.kinds import kind_for
 from transforms.latex.macros import MacroTable, collect_macros, expand_macros
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
+from transforms.sources.base import InputIndex, InvalidIdentifier, Loaded, Source, checked_id, group_name, input_name
 
 SOURCE = "proofwiki"
 PAGE_URL = "https://proofwiki.org/wiki/"
@@ -126,14 +128,15 @@ def _page_submission(title: str, page_id: Optional[str], text: str, timestamp: O
     # metadata keys as in arXiv's records, so the papers table reads them the same way
     categories = page_categories(text)
     sub = Submission(paper_id=f"{SOURCE}:{title}", source=SOURCE, source_id=title, files={},
-                     bundle=path, member=title, url=page_url(title),
+                     bundle=input_name(path), member=title, url=page_url(title),
                      metadata={"id": page_id, "title": title, "timestamp": timestamp,
-                               "categories": " ".join(c.replace(" ", "_") for c in categories)})
+                               "categories": [c.replace(" ", "_") for c in categories]})
     if timestamp and timestamp[:4].isdigit():
         sub.year = int(timestamp[:4])
     if len(data) > limits.max_file_bytes:
         sub.events.append(Event("read", "file-too-large",
-                                f"page text {len(data)} bytes > {limits.max_file_bytes}", f"{path}!{title}",
+                                f"page text {len(data)} bytes > {limits.max_file_bytes}",
+                                f"{input_name(path)}!{title}",
                                 fatal=True))
     else:
         sub.files[PAGE_FILE] = data
@@ -156,13 +159,22 @@ def read_export(handle: IO[bytes], path: str, limits: Limits) -> Iterator[Submis
             elem.clear()
             root.clear()
             if title and not redirect and is_statement_page(title, text):
+                try:
+                    title = checked_id(title, "page title")
+                except InvalidIdentifier as error:
+                    yield _broken(ascii(title)[1:-1], path, "bad-title", str(error))
+                    continue
                 yield _page_submission(title, page_id, text, timestamp, path, limits)
     except (ET.ParseError, OSError, EOFError) as error:
-        broken = Submission(paper_id=f"{SOURCE}:{path}", source=SOURCE, source_id=path, files={},
-                            bundle=path, member=path)
-        broken.events.append(Event("read", type(error).__name__, f"export unreadable: {error}", path,
-                                   fatal=True))
-        yield broken
+        yield _broken(input_name(path), path, type(error).__name__, f"export unreadable: {error}")
+
+
+def _broken(name: str, path: str, error_class: str, message: str) -> Submission:
+    """A failed paper standing for what could not be read (`name` is printable ASCII)."""
+    broken = Submission(paper_id=f"{SOURCE}:{name}", source=SOURCE, source_id=name, files={},
+                        bundle=input_name(path), member=name)
+    broken.events.append(Event("read", error_class, message, f"{input_name(path)}!{name}", fatal=True))
+    return broken
 
 
 def read(inputs: list[str], limits: Limits = Limits()) -> Iterator[Submission]:
@@ -171,13 +183,23 @@ def read(inputs: list[str], limits: Limits = Limits()) -> Iterator[Submission]:
         try:
             handle = _open(path)
         except OSError as error:
-            broken = Submission(paper_id=f"{SOURCE}:{path}", source=SOURCE, source_id=path, files={},
-                                bundle=path, member=path)
-            broken.events.append(Event("read", type(error).__name__, str(error), path, fatal=True))
-            yield broken
+            yield _broken(input_name(path), path, type(error).__name__, f"{type(error).__name__}: {input_name(path)}")
             continue
         with handle:
             yield from read_export(handle, path, limits)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProofWiki(Source):
+    """A MediaWiki export per input, read whole while indexing (XML cannot be split unparsed)."""
+
+    name = SOURCE
+
+    def index(self, path: str, limits: Limits) -> InputIndex:
+        return InputIndex(group_name(path), input_name(path), [Loaded(sub) for sub in read([path], limits)], [])
+
+    def extract(self, submission: Submission, limits: Limits) -> ExtractionResult:
+        return extract(submission, limits)
 
 
 # ------------------------------------------------------------------------------ wikitext to LaTeX

@@ -8,11 +8,13 @@ the chapter number is put in front, as the website and the book print it ("Lemma
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Iterator, Optional
 
 from transforms.latex.model import Event, ExtractionResult, Limits, Submission
+from transforms.sources.base import InputIndex, Loaded, Source, group_name, input_name
 from transforms.sources.latex_project import document_title
 
 SOURCE = "stacks"
@@ -79,9 +81,9 @@ def _chapter_names(checkout: str) -> list[str]:
 
 
 def _broken(checkout: str, error_class: str, message: str) -> Submission:
-    sub = Submission(paper_id=f"{SOURCE}:{os.path.basename(checkout.rstrip(os.sep))}", source=SOURCE,
-                     source_id=checkout, files={}, bundle=checkout)
-    sub.events.append(Event("read", error_class, message, checkout, fatal=True))
+    name = input_name(checkout)
+    sub = Submission(paper_id=f"{SOURCE}:{name}", source=SOURCE, source_id=name, files={}, bundle=name)
+    sub.events.append(Event("read", error_class, message, name, fatal=True))
     return sub
 
 
@@ -89,7 +91,7 @@ def read_checkout(checkout: str, limits: Limits = Limits()) -> Iterator[Submissi
     """One submission per chapter, in book order (chapters the book does not list come last)."""
     preamble = os.path.join(checkout, PREAMBLE)
     if not os.path.isfile(preamble):
-        yield _broken(checkout, "FileNotFoundError", f"no {PREAMBLE} in {checkout}: not a Stacks checkout")
+        yield _broken(checkout, "FileNotFoundError", f"no {PREAMBLE} in {input_name(checkout)}: not a Stacks checkout")
         return
     tags_text = _read_text(os.path.join(checkout, TAGS_FILE))
     tags, bad_lines = parse_tags(tags_text or "")
@@ -102,15 +104,15 @@ def read_checkout(checkout: str, limits: Limits = Limits()) -> Iterator[Submissi
         path = os.path.join(checkout, name + ".tex")
         main = name + ".tex"
         sub = Submission(paper_id=f"{SOURCE}:{name}", source=SOURCE, source_id=name, files={},
-                         bundle=checkout, member=main)
+                         bundle=input_name(checkout), member=main)
         if tags_text is None:
             sub.events.append(Event("read", "missing-tags", f"{TAGS_FILE} not found; statements get no tags",
-                                    checkout))
+                                    sub.bundle))
         for line in bad_lines[:20]:
             sub.events.append(Event("read", "bad-tag-line", f"not TAG,label: {line[:200]}", TAGS_FILE))
         size = os.path.getsize(path)
         if size > limits.max_file_bytes:
-            sub.events.append(Event("read", "file-too-large", f"{size} bytes > {limits.max_file_bytes}", path,
+            sub.events.append(Event("read", "file-too-large", f"{size} bytes > {limits.max_file_bytes}", main,
                                     fatal=True))
             yield sub
             continue
@@ -129,7 +131,7 @@ def read(inputs: list[str], limits: Limits = Limits()) -> Iterator[Submission]:
     """Every chapter of every given checkout."""
     for checkout in inputs:
         if not os.path.isdir(checkout):
-            yield _broken(checkout, "FileNotFoundError", f"not a folder: {checkout}")
+            yield _broken(checkout, "FileNotFoundError", f"not a folder: {input_name(checkout)}")
             continue
         yield from read_checkout(checkout, limits)
 
@@ -154,3 +156,16 @@ def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResu
             statement.tag = tag
             statement.url = tag_url(tag)
     return result
+
+
+@dataclasses.dataclass(frozen=True)
+class Stacks(Source):
+    """A Stacks Project checkout per input, one paper per chapter (read whole: chapters are small)."""
+
+    name = SOURCE
+
+    def index(self, path: str, limits: Limits) -> InputIndex:
+        return InputIndex(group_name(path), input_name(path), [Loaded(sub) for sub in read([path], limits)], [])
+
+    def extract(self, submission: Submission, limits: Limits) -> ExtractionResult:
+        return extract(submission, limits)

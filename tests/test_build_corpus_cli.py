@@ -63,7 +63,7 @@ def test_limits_given_on_the_command_line_reach_extraction(tmp_path):
     (root / "b.tex").write_text("\\begin{lemma}Deep.\\end{lemma}")
     out = tmp_path / "out"
     assert main(["build-corpus", "--source", "latex-project", "--input", str(root), "--output", str(out),
-                 "--embed-model", "none", "--no-progress", "--include-depth", "1"]) == 0
+                 "--embed-model", "none", "--no-progress", "--include-depth", "1", "--project-year", "2024"]) == 0
     from schemas import FAILURES
     con = duckdb.connect()
     con.execute(theorems_table().view_sql(str(out)))

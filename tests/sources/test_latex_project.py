@@ -138,3 +138,68 @@ def test_extraction_report_accounts_for_every_declared_begin(shared_corpora, cap
     out = capsys.readouterr().out
     assert "== papers/pfr-blueprint" in out
     assert "unaccounted 0" in out and "FAILED" not in out
+
+
+FRONT = r"""\documentclass{book}
+\newtheorem{theorem}{Theorem}
+\input{front}
+\begin{document}
+\begin{theorem}A statement.\end{theorem}
+\end{document}
+"""
+
+
+def front_project(tmp_path, front: str):
+    root = tmp_path / "front-notes"
+    root.mkdir()
+    (root / "book.tex").write_text(FRONT)
+    (root / "front.tex").write_text(front)
+    return root
+
+
+def test_title_authors_and_year_come_from_the_front_matter_of_included_files(tmp_path):
+    root = front_project(tmp_path, r"""% \title{Commented out}
+\title[Short]{Notes on \emph{Rings}\thanks{Grant 7.}}
+\author{Ann One\\ Some University \and Bob Two}
+\date{March 2019, revised 2021}""")
+    sub = latex_project.project_submission(str(root))
+    assert (sub.metadata["title"], sub.metadata["authors"], sub.year) == ("Notes on Rings", ["Ann One", "Bob Two"], 2019)
+    assert not sub.events
+    given = latex_project.project_submission(str(root), title="Ring Notes", authors=("C. Three",), year=2020)
+    assert (given.metadata["title"], given.metadata["authors"], given.year) == ("Ring Notes", ["C. Three"], 2020)
+
+
+def test_without_title_or_year_the_name_and_a_recorded_unknown_year_stand_in(tmp_path):
+    sub = latex_project.project_submission(str(front_project(tmp_path, r"\date{\today}")))
+    assert (sub.metadata["title"], sub.metadata["authors"], sub.year) == ("front-notes", [], latex_project.UNKNOWN_YEAR)
+    assert [(e.error_class, e.fatal) for e in sub.events] == [("no-year", False)]
+
+
+@pytest.mark.slow
+def test_a_built_book_has_a_title_and_no_null_year_partition(tmp_path):
+    import duckdb
+
+    from runners.cli import main
+    from schemas import PAPERS, theorems_table
+
+    root = front_project(tmp_path, r"\title{Front Notes}\author{Ann One}")
+    out = tmp_path / "out"
+    assert main(["build-corpus", "--source", "latex-project", "--input", str(root), "--output", str(out),
+                 "--embed-model", "none", "--no-progress"]) == 0
+    assert [p.name for p in (out / "theorems" / "source=latex-project").iterdir()] == ["year=0"]
+    con = duckdb.connect()
+    con.execute(PAPERS.view_sql(str(out)))
+    con.execute(theorems_table().view_sql(str(out)))
+    assert con.execute("SELECT title, authors, year FROM papers").fetchall() == [("Front Notes", ["Ann One"], 0)]
+    assert con.execute("SELECT count(*) FROM theorems WHERE year IS NULL").fetchall() == [(0,)]
+
+
+@pytest.mark.shared
+def test_shared_books_have_titles_and_years(shared_corpora):
+    books = sorted((shared_corpora / "books").iterdir())
+    subs = {book.name: latex_project.project_submission(str(book)) for book in books}
+    assert all(sub.metadata["title"] and isinstance(sub.year, int) for sub in subs.values())
+    assert subs["hott-book"].metadata["title"] == "Homotopy Type Theory: Univalent Foundations of Mathematics"
+    assert subs["hott-book"].metadata["authors"] == ["The Univalent Foundations Program"]
+    assert (subs["napkin"].metadata["title"], subs["napkin"].metadata["authors"]) == \
+        ("An Infinitely Large Napkin", ["Evan Chen"])

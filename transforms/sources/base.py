@@ -36,18 +36,24 @@ class InvalidIdentifier(ValueError):
     """An identifier that cannot name a paper (the message says why)."""
 
 
+_UNSEEN = {"Cc": "a control character", "Cf": "a format character (bidi control, zero width)",
+           "Cs": "a lone surrogate", "Co": "a private-use character", "Cn": "an unassigned code point",
+           "Zl": "a line separator", "Zp": "a paragraph separator"}
+
+
 def checked_id(text: str, what: str = "identifier") -> str:
-    """`text` in NFC with its ends stripped; raises InvalidIdentifier for an empty one or one
-    holding control characters (newlines), format characters (bidi overrides such as U+202E,
-    zero-width joiners) or lone surrogates, which would reach URLs and terminals unseen."""
-    text = unicodedata.normalize("NFC", text.strip()) if isinstance(text, str) else ""
+    """`text` in NFC without surrounding spaces; raises InvalidIdentifier for an empty one or one
+    holding control characters (newlines, anywhere), format characters (bidi overrides such as
+    U+202E, zero-width spaces) or lone surrogates, which would reach URLs and terminals unseen."""
+    text = unicodedata.normalize("NFC", text.strip(" ")) if isinstance(text, str) else ""
     if not text:
         raise InvalidIdentifier(f"empty {what}")
     for char in text:
-        category = unicodedata.category(char)
-        if category in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
-            raise InvalidIdentifier(f"{what} {ascii(text)} holds {unicodedata.name(char, 'U+%04X' % ord(char))} "
-                                    f"(U+{ord(char):04X})")
+        unseen = _UNSEEN.get(unicodedata.category(char))
+        if unseen:
+            name = unicodedata.name(char, "")
+            raise InvalidIdentifier(f"{what} {ascii(text)} holds {unseen}: U+{ord(char):04X}"
+                                    + (f" {name}" if name else ""))
     return text
 
 

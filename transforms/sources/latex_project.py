@@ -96,6 +96,19 @@ def project_main_file(files: dict[str, bytes]) -> Optional[str]:
     return next(path for path, _ in ranked if path.count("/") == top)
 
 
+def document_text(files: dict[str, bytes], main: str, limits: Limits) -> str:
+    """The root with its includes inlined (the front matter often sits in an included file)."""
+    from transforms.latex.comments import strip_comments
+    from transforms.latex.decode import decode_tex, looks_binary
+    from transforms.latex.flatten import flatten
+
+    def load(name: str) -> Optional[str]:
+        data = files.get(name)
+        return None if data is None or looks_binary(data) else strip_comments(decode_tex(data)[0])
+
+    return flatten(load, sorted(files), main, limits).text
+
+
 def _describe(sub: Submission, tex: str, project: str, title: Optional[str], authors: tuple[str, ...],
               year: Optional[int]) -> None:
     """Title, authors and year from the front matter, the options overriding it."""
@@ -150,11 +163,10 @@ def project_submission(path: str, limits: Limits = Limits(), *, name: Optional[s
                                 fatal=True))
         return sub
     sub.member = main
-    _describe(sub, b"\n".join([sub.files[f] for f in format_files] + [sub.files[main]]).decode("utf-8", "replace"),
-              project, title, authors, year)
     if format_files:
         sub.files[FORMAT_ROOT] = "".join(f"\\input{{{f}}}\n" for f in (*format_files, main)).encode()
         main = FORMAT_ROOT
+    _describe(sub, document_text(sub.files, main, limits), project, title, authors, year)
     sub.metadata.update(main_file=main, statement_url=statement_url)
     return sub
 

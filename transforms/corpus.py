@@ -22,7 +22,7 @@ from apache_beam.metrics import Metrics
 from schemas import PAPERS
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
 from transforms.sources import make_source
-from transforms.sources.base import InputIndex, input_name, metadata_lines, metadata_ranges, unique_refs
+from transforms.sources.base import InputIndex, input_name, metadata_lines, unique_refs
 
 METRICS_NAMESPACE = "thmforge.corpus"
 PAPERS_TAG, THEOREMS_TAG, FAILURES_TAG, INPUTS_TAG = "papers", "theorems", "failures", "inputs"

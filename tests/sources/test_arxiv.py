@@ -2,7 +2,6 @@
 import gzip
 import io
 import json
-import os
 import tarfile
 
 import pytest
@@ -50,6 +49,12 @@ def bundle_file(tmp_path, name, members) -> str:
 ])
 def test_member_stems_map_to_arxiv_ids(stem, expected):
     assert arxiv_ids.parse_stem(stem) == expected
+
+
+@pytest.mark.parametrize("stem", ["my-notes", "2113.00001", "2101.001", "MATH9901999", "2101.00001v", ""])
+def test_names_without_an_arxiv_id_are_refused(stem):
+    with pytest.raises(InvalidIdentifier):
+        arxiv_ids.parse_stem(stem)
 
 
 @pytest.mark.parametrize("source_id, year", [

@@ -92,6 +92,19 @@ def looks_like_tar(data: bytes) -> bool:
     return True
 
 
+def limit_event(limits: Limits, kept: int, total: int, size: int, where: str, location: str) -> Optional[Event]:
+    """Why a file of `size` bytes cannot join `kept` files of `total` bytes: too large alone (the
+    file is ignored), or too many files or bytes (the submission fails); None when it fits."""
+    if size > limits.max_file_bytes:
+        return Event("read", "file-too-large", f"{size} bytes > {limits.max_file_bytes}; file ignored", where)
+    if kept >= limits.max_files:
+        return Event("read", "too-many-files", f"more than {limits.max_files} files", location, fatal=True)
+    if total + size > limits.max_submission_bytes:
+        return Event("read", "submission-too-large", f"files exceed {limits.max_submission_bytes} bytes",
+                     location, fatal=True)
+    return None
+
+
 def untar_bounded(data: bytes, limits: Limits, location: str) -> Unpacked:
     """Regular files of an in-memory tar, refusing unsafe members and enforcing the limits."""
     files: dict[str, bytes] = {}
@@ -121,19 +134,13 @@ def untar_bounded(data: bytes, limits: Limits, location: str) -> Unpacked:
             if path is None:
                 events.append(Event("read", "unsafe-member", "path outside the submission ignored", where))
                 continue
-            if member.size > limits.max_file_bytes:
-                events.append(Event("read", "file-too-large",
-                                    f"{member.size} bytes > {limits.max_file_bytes}; file ignored", where))
+            refused = limit_event(limits, len(files), total, member.size, where, location)
+            if refused:
+                events.append(refused)
+                if refused.fatal:
+                    break
                 continue
-            if len(files) >= limits.max_files:
-                events.append(Event("read", "too-many-files", f"more than {limits.max_files} files",
-                                    location, fatal=True))
-                break
             total += member.size
-            if total > limits.max_submission_bytes:
-                events.append(Event("read", "submission-too-large",
-                                    f"files exceed {limits.max_submission_bytes} bytes", location, fatal=True))
-                break
             try:
                 content = archive.extractfile(member).read()
             except (tarfile.TarError, EOFError, OSError) as exc:
@@ -203,19 +210,13 @@ def read_tree(root: str, limits: Limits, suffixes: Optional[tuple[str, ...]] = N
                 events.append(Event("read", "unsafe-member", "link or special file ignored", rel))
                 continue
             size = os.path.getsize(full)
-            if size > limits.max_file_bytes:
-                events.append(Event("read", "file-too-large",
-                                    f"{size} bytes > {limits.max_file_bytes}; file ignored", rel))
+            refused = limit_event(limits, len(files), total, size, rel, where)
+            if refused:
+                events.append(refused)
+                if refused.fatal:
+                    return Unpacked(files, events)
                 continue
-            if len(files) >= limits.max_files:
-                events.append(Event("read", "too-many-files", f"more than {limits.max_files} files",
-                                    where, fatal=True))
-                return Unpacked(files, events)
             total += size
-            if total > limits.max_submission_bytes:
-                events.append(Event("read", "submission-too-large",
-                                    f"files exceed {limits.max_submission_bytes} bytes", where, fatal=True))
-                return Unpacked(files, events)
             with open(full, "rb") as handle:
                 files[rel] = handle.read()
     return Unpacked(files, events)

@@ -187,6 +187,16 @@ class Source:
         return submission
 
 
+class WholeInputSource(Source):
+    """A source whose inputs are read whole while indexing (small, or unsplittable unparsed)."""
+
+    def read_input(self, path: str, limits: Limits) -> Iterator[Submission]:
+        raise NotImplementedError
+
+    def index(self, path: str, limits: Limits) -> InputIndex:
+        return InputIndex(group_name(path), input_name(path), [Loaded(s) for s in self.read_input(path, limits)], [])
+
+
 def read(source: Source, inputs: list[str], limits: Limits = Limits()) -> Iterator[Submission]:
     """Every paper of the inputs, one at a time, as the pipeline would fetch them (outside Beam)."""
     for path in source.expand_inputs(inputs):

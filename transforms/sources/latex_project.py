@@ -25,7 +25,7 @@ from transforms.latex.comments import strip_line_comments
 from transforms.latex.mainfile import rank_main_candidates
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
 from transforms.sources.archive import read_tree
-from transforms.sources.base import InputIndex, InvalidIdentifier, Loaded, Source, checked_id, group_name, input_name
+from transforms.sources.base import InvalidIdentifier, WholeInputSource, checked_id, input_name
 
 SOURCE = "latex-project"
 FORMAT_ROOT = "thmforge-root.tex"
@@ -199,7 +199,7 @@ def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResu
 
 
 @dataclasses.dataclass(frozen=True)
-class LatexProject(Source):
+class LatexProject(WholeInputSource):
     """One book or set of notes per input; the options are those of `project_submission`."""
 
     name = SOURCE
@@ -211,11 +211,10 @@ class LatexProject(Source):
     authors: tuple[str, ...] = ()
     format_files: tuple[str, ...] = ()
 
-    def index(self, path: str, limits: Limits) -> InputIndex:
-        sub = project_submission(path, limits, name=self.project_name, url=self.url,
+    def read_input(self, path: str, limits: Limits) -> Iterator[Submission]:
+        yield project_submission(path, limits, name=self.project_name, url=self.url,
                                  statement_url=self.statement_url, year=self.year, title=self.title,
                                  authors=self.authors, format_files=self.format_files)
-        return InputIndex(group_name(path), input_name(path), [Loaded(sub)], [])
 
     def extract(self, submission: Submission, limits: Limits) -> ExtractionResult:
         return extract(submission, limits)

@@ -20,7 +20,7 @@ from typing import IO, Iterator, Optional
 from transforms.latex.kinds import kind_for
 from transforms.latex.macros import MacroTable, collect_macros, expand_macros
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
-from transforms.sources.base import InputIndex, InvalidIdentifier, Loaded, Source, checked_id, group_name, input_name
+from transforms.sources.base import InvalidIdentifier, WholeInputSource, checked_id, input_name
 
 SOURCE = "proofwiki"
 PAGE_URL = "https://proofwiki.org/wiki/"
@@ -190,13 +190,13 @@ def read(inputs: list[str], limits: Limits = Limits()) -> Iterator[Submission]:
 
 
 @dataclasses.dataclass(frozen=True)
-class ProofWiki(Source):
+class ProofWiki(WholeInputSource):
     """A MediaWiki export per input, read whole while indexing (XML cannot be split unparsed)."""
 
     name = SOURCE
 
-    def index(self, path: str, limits: Limits) -> InputIndex:
-        return InputIndex(group_name(path), input_name(path), [Loaded(sub) for sub in read([path], limits)], [])
+    def read_input(self, path: str, limits: Limits) -> Iterator[Submission]:
+        return read([path], limits)
 
     def extract(self, submission: Submission, limits: Limits) -> ExtractionResult:
         return extract(submission, limits)

@@ -14,7 +14,7 @@ import re
 from typing import Iterator, Optional
 
 from transforms.latex.model import Event, ExtractionResult, Limits, Submission
-from transforms.sources.base import InputIndex, Loaded, Source, group_name, input_name
+from transforms.sources.base import WholeInputSource, input_name
 from transforms.sources.latex_project import document_title
 
 SOURCE = "stacks"
@@ -159,13 +159,13 @@ def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResu
 
 
 @dataclasses.dataclass(frozen=True)
-class Stacks(Source):
+class Stacks(WholeInputSource):
     """A Stacks Project checkout per input, one paper per chapter (read whole: chapters are small)."""
 
     name = SOURCE
 
-    def index(self, path: str, limits: Limits) -> InputIndex:
-        return InputIndex(group_name(path), input_name(path), [Loaded(sub) for sub in read([path], limits)], [])
+    def read_input(self, path: str, limits: Limits) -> Iterator[Submission]:
+        return read([path], limits)
 
     def extract(self, submission: Submission, limits: Limits) -> ExtractionResult:
         return extract(submission, limits)

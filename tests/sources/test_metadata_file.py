@@ -37,8 +37,9 @@ def test_lines_over_the_cap_are_skipped_without_being_held(tmp_path):
 
 
 @pytest.mark.parametrize("content, reason", [
-    (b'[{"id": "2103.00001"}]\n', "not JSON lines"),
-    (b'[\n  {"id": "2103.00001"}\n]\n', "not JSON lines"),
+    (b'[{"id": "2103.00001"}]\n', "JSON array"),
+    (b'\n[\n{"id": "2103.00001"},\n{"id": "2103.00002"}\n]\n', "JSON array"),
+    (json.dumps([{"id": "2103.00001", "title": "T"}], indent=2).encode(), "JSON array"),
     (gzip.compress(b'{"id": "2103.00001"}\n', mtime=0), "gzip"),
     (bytes(range(256)) * 4, "not JSON lines"),
     (b"\n\n", "no metadata record"),
@@ -50,9 +51,9 @@ def test_a_file_that_is_not_json_lines_is_refused(tmp_path, content, reason):
         check_metadata_file(arxiv.Arxiv(), str(path))
 
 
-def test_json_lines_pass_the_check(tmp_path):
+def test_json_lines_pass_the_check_even_after_a_damaged_first_line(tmp_path):
     path = tmp_path / "meta.jsonl"
-    path.write_text("\n" + record("2103.00001") + "\n")
+    path.write_text("\nnot json\n" + record("2103.00001") + "\n")
     check_metadata_file(arxiv.Arxiv(), str(path))
 
 
@@ -62,7 +63,7 @@ def test_build_corpus_refuses_a_json_array_with_one_line(tmp_path, capsys):
     code = main(["build-corpus", "--input", SAMPLE_BUNDLE, "--metadata", str(path), "--output",
                  str(tmp_path / "out"), "--embed-model", "none", "--no-progress"])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and len(err.splitlines()) == 1 and "not JSON lines" in err
+    assert code == 2 and len(err.splitlines()) == 1 and "not JSON lines" in err and str(path) in err
     assert not (tmp_path / "out").exists()
 
 

@@ -257,23 +257,30 @@ def metadata_lines(span: tuple[str, int, int], cap: int = MAX_METADATA_LINE_BYTE
             position += consumed
 
 
+METADATA_PROBE_LINES = 1000
+
+
 def check_metadata_file(source: Source, path: str) -> None:
-    """Raises ValueError (one line) unless the file's first record parses: a JSON array, a gzip
-    file or binary data is refused before the run instead of leaving every paper without metadata."""
+    """Raises ValueError (one line) when none of the file's first lines is a record: a JSON array,
+    a gzip file or binary data is refused before the run instead of leaving every paper without
+    metadata. A damaged line among records is not refused here: it becomes a failure row."""
+    first_error = "holds no metadata record"
     with _open_raw(path) as handle:
         if handle.read(2) == GZIP_MAGIC:
             raise ValueError("is gzip-compressed; decompress it (JSON lines expected)")
         handle.seek(0)
-        while True:
+        for _ in range(METADATA_PROBE_LINES):
             line, consumed = _next_line(handle, MAX_METADATA_LINE_BYTES)
             if not consumed:
-                raise ValueError("holds no metadata record")
-            if line is None:
-                raise ValueError(f"first line is longer than {MAX_METADATA_LINE_BYTES} bytes: not JSON lines")
+                break
+            if line is not None and line.lstrip().startswith(b"[") and first_error == "holds no metadata record":
+                raise ValueError("is a JSON array, not JSON lines (one record per line)")
             try:
-                text = line.decode("utf-8")
-                if text.strip():
-                    source.parse_metadata_line(text)
+                if line is None:
+                    raise ValueError(f"line longer than {MAX_METADATA_LINE_BYTES} bytes")
+                if source.parse_metadata_line(line.decode("utf-8")):
                     return
             except ValueError as exc:
-                raise ValueError(f"is not JSON lines ({type(exc).__name__}: {str(exc)[:200]})") from None
+                if first_error == "holds no metadata record":
+                    first_error = f"is not JSON lines ({type(exc).__name__}: {str(exc)[:200]})"
+    raise ValueError(first_error)

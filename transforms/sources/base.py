@@ -3,16 +3,17 @@
 A source is a `Source` subclass in its own module of this package (see `__init__.py`). The
 pipeline calls, in this order and nothing else:
 
-    source.expand_inputs(inputs)        launcher: the inputs as stable paths (globs expanded)
-    source.index(path, limits)         per input: small refs, one per paper, and input problems
-    source.read_metadata(path, ...)     optional: records keyed by the id refs carry (`metadata_key`)
-    source.fetch(ref, limits)           per paper, after the shuffle: the paper's bytes in memory
-    source.attach_metadata(sub, record) when a record matched the ref's `metadata_key`
-    source.extract(sub, limits)         the statements (usually the shared LaTeX extractor)
+    source.expand_inputs(inputs)         launcher: the inputs as stable paths (globs expanded)
+    check_metadata_file(source, file)    launcher, with --metadata: refuse a file that holds no records
+    source.index(path, limits)           per input: small refs, one per paper, and input problems
+    source.parse_metadata_line(line)     per line of the metadata file (`metadata_lines`, length-capped)
+    source.fetch(ref, limits)            per paper, after the shuffle: the paper's bytes in memory
+    source.attach_metadata(sub, record)  when a record's key equals the ref's `metadata_key`
+    source.extract(sub, limits)          the statements (usually the shared LaTeX extractor)
 
 and takes the papers columns a submission's `metadata` fills from its keys named as the columns
-(title, authors, year, ...; `None`: the source knows none). Identifiers are
-checked here once (`checked_id`), and each input's refs are made unique (`unique_refs`) before any
+(title, authors, year, ...; `None`: the source knows none). Identifiers are checked by the source
+that reads them (`checked_id`), and each input's refs are made unique (`unique_refs`) before any
 paper is fetched, so the tables never hold two rows of one paper.
 """
 from __future__ import annotations

@@ -175,6 +175,12 @@ def test_without_title_or_year_the_name_and_a_recorded_unknown_year_stand_in(tmp
     assert [(e.error_class, e.fatal) for e in sub.events] == [("no-year", False)]
 
 
+def test_a_project_name_with_a_bidi_override_fails_under_a_printable_id(tmp_path):
+    sub = latex_project.project_submission(str(front_project(tmp_path, "")), name="notes\u202egpj.exe")
+    assert sub.paper_id == "latex-project:notes\\u202egpj.exe" and sub.paper_id.isascii()
+    assert [(e.error_class, e.fatal) for e in sub.events] == [("bad-project-name", True)]
+
+
 @pytest.mark.slow
 def test_a_built_book_has_a_title_and_no_null_year_partition(tmp_path):
     import duckdb

@@ -17,7 +17,7 @@ import tarfile
 from typing import BinaryIO, Iterator, Optional
 
 from transforms.latex.model import Event, ExtractionResult, Limits, Submission
-from transforms.sources import archive, folder
+from transforms.sources import archive, base, folder
 from transforms.sources.arxiv_ids import (SOURCE, MemberRef, empty_submission, member_ref,
                                           strip_archive_suffix)
 from transforms.sources.base import (InputIndex, InvalidIdentifier, Source, checked_id, group_name,
@@ -286,6 +286,4 @@ def extract(submission: Submission, limits: Limits = Limits()) -> ExtractionResu
 
 def read(inputs: list[str], limits: Limits = Limits(), store: BundleStore = BundleStore()) -> Iterator[Submission]:
     """Every submission of the inputs, one at a time (bundles are read member by member)."""
-    from transforms.sources.base import read as read_source
-
-    return read_source(Arxiv(requester_pays=store.requester_pays, s3=store.s3), inputs, limits)
+    return base.read(Arxiv(requester_pays=store.requester_pays, s3=store.s3), inputs, limits)

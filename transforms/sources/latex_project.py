@@ -138,12 +138,14 @@ def project_submission(path: str, limits: Limits = Limits(), *, name: Optional[s
     else:
         root, main = path, None
     project = name or input_name(root) or "project"
-    sub = Submission(paper_id=f"{SOURCE}:{project}", source=SOURCE, source_id=project, files={},
-                     bundle=input_name(path), member=main or "", year=year, url=url)
     try:
-        checked_id(project, "project name")
-    except InvalidIdentifier as exc:
-        sub.events.append(Event("read", "bad-project-name", str(exc), sub.bundle, fatal=True))
+        project, refused = checked_id(project, "project name"), None
+    except InvalidIdentifier as exc:   # the failed paper is named in printable ASCII
+        project, refused = ascii(project)[1:-1], exc
+    sub = Submission(paper_id=f"{SOURCE}:{project}", source=SOURCE, source_id=project, files={},
+                     bundle=ascii(input_name(path))[1:-1], member=main or "", year=year, url=url)
+    if refused:
+        sub.events.append(Event("read", "bad-project-name", str(refused), sub.bundle, fatal=True))
         return sub
     if not os.path.isdir(root):
         sub.events.append(Event("read", "FileNotFoundError", f"no such file or folder: {sub.bundle}", sub.bundle,

@@ -8,8 +8,9 @@
       --project P --region R --temp_location gs://bucket/tmp
 
 Writes OUTPUT/papers/ (one row per submission: ok, failed or skipped), OUTPUT/theorems/source=S/year=Y/,
-OUTPUT/failures/ and OUTPUT/manifest.json. Files appear only when the run succeeded and every
-submission is accounted for; rerunning an input replaces its files, new inputs add files.
+OUTPUT/failures/ and OUTPUT/manifest.json, which names the committed files. Files appear only when
+the run succeeded and every submission is accounted for; rerunning an input replaces its files, new
+inputs add files; a killed run, rerun, redoes only the inputs it had not finished.
 Any other --option is a Beam pipeline option and passes through to the runner.
 """
 from __future__ import annotations
@@ -52,6 +53,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"{', '.join(project_flags)} only apply to --source latex-project")
     if args.project_name and len(args.input) > 1:
         raise UsageError("--project-name names one project: give one --input")
+    if args.inputs_per_wave < 1:
+        raise UsageError("--inputs-per-wave must be at least 1")
     if args.files_per_partition < 1:
         raise UsageError("--files-per-partition must be at least 1")
     for flag in ("max_submission_bytes", "max_files", "max_file_bytes", "paper_timeout", "include_depth",
@@ -61,8 +64,13 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _validate_output(output: str) -> None:
-    if "://" not in output and os.path.exists(output) and not os.path.isdir(output):
-        raise UsageError(f"--output {output}: exists and is not a directory")
+    """An output that cannot be written fails now, in one line, before any work and with no staging left."""
+    from transforms.write.files import OutputNotWritable, check_writable
+
+    try:
+        check_writable(output)
+    except OutputNotWritable as exc:
+        raise UsageError(f"--output {exc}") from None
 
 
 def _validate_runner(options) -> None:
@@ -119,6 +127,7 @@ def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
     """The inputs as paths; arXiv globs are expanded, other sources' local inputs must exist, and
     no two inputs may share a name (the name owns the output files of its papers)."""
     from transforms.sources import arxiv
+    from transforms.write.files import input_group
 
     if source == arxiv.SOURCE:
         try:
@@ -130,7 +139,7 @@ def _expand_inputs(source: str, inputs: list[str], store) -> list[str]:
         if missing:
             raise UsageError(f"no input matches {', '.join(missing)}")
         paths = list(inputs)
-    names = collections.Counter(arxiv.group_name(p) for p in paths)
+    names = collections.Counter(input_group(p) for p in paths)
     clashes = sorted(name for name, n in names.items() if n > 1)
     if clashes:
         raise UsageError(f"inputs share the name {', '.join(clashes)}: run them into separate outputs "
@@ -175,7 +184,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                       describe_context=getattr(describe, "context", "body"), launcher_pid=os.getpid(),
                       source_options=source_options(args))
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
-                          files_per_partition=args.files_per_partition, describe=describe, embed=embed,
+                          files_per_partition=args.files_per_partition, inputs_per_wave=args.inputs_per_wave,
+                          describe=describe, embed=embed,
                           gpu_accelerator=args.gpu_accelerator)
     if _dry_run(options):
         return _translate_only(config, options)
@@ -188,6 +198,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     except IncompatibleOutputError as exc:
         raise UsageError(str(exc)) from None
     print(outcome.summary(manifest, args.output), file=sys.stderr)
+    resume = manifest.get("resume") or {}
+    if resume.get("inputs_finished_earlier"):
+        print(f"thmforge build-corpus: resumed: {resume['inputs_finished_earlier']} of {resume['inputs']} inputs "
+              f"finished by an interrupted run were kept, {resume['inputs_processed']} processed", file=sys.stderr)
     failed = outcome.problems(manifest)
     for problem in failed:
         print(f"thmforge build-corpus: error: {problem}", file=sys.stderr)

@@ -261,39 +261,37 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
     embedding = config.embed.manifest() if config.embed is not None else None
     check_embedding_compatible(previous, embedding)
     staging.open_staging(config.output, _fingerprint(config, recorded_options))
-    plan = staging.read_plan(config.output)
-    if plan is None:
-        finished = staging.finished_inputs(config.output)
-        pending = [path for path in config.inputs if files.input_group(path) not in finished]
-        redone = staging.discard_unfinished(config.output, {files.input_group(path) for path in pending})
-        results = _run_waves(config, options, pending)
-        ran = time.monotonic()
-        groups = {files.input_group(path) for path in config.inputs}
-        per_group = {g: c for g, c in staging.finished_inputs(config.output).items() if g in groups}
-        plan = staging.plan_commit(config.output, per_group, manifests.committed_relative(config.output, previous))
-        locate = staging.plan_locator(config.output, plan)
-        describer = (config.describe.manifest(describe_totals(
-            [locate(f) for f in plan["files"][THEOREMS.name]], [locate(f) for f in plan["files"][FAILURES.name]],
-            results)) if config.describe is not None else None)
-        resume = {"inputs": len(config.inputs), "inputs_processed": len(pending),
-                  "inputs_finished_earlier": len(config.inputs) - len(pending),
-                  "inputs_redone_after_interruption": redone}
-        manifest = manifests.build_manifest(
-            plan=plan, locate=locate, inputs=list(config.inputs), accounting=per_group, options=recorded_options,
-            durations={"pipeline": ran - started, "total": time.monotonic() - started},
-            describer=describer, embedding=embedding, resume=resume, previous=previous)
-        by_bundle = manifest["counts"]["by_bundle"]
-        for group, counts in per_group.items():
-            written = by_bundle.get(counts["bundle"], {"ok": 0, "failed": 0, "skipped": 0})
-            if written != {s: counts[s] for s in ("ok", "failed", "skipped")}:
-                raise staging.AccountingError(f"{group}: committed papers {written} differ from the run's "
-                                              f"accounting {counts}")
-        metrics: dict[str, int] = {}
-        for result in results:
-            for name, value in _metrics(result).items():
-                metrics[name] = metrics.get(name, 0) + value
-        manifest["metrics"] = dict(sorted(metrics.items()))
-        plan["manifest"] = manifest
-        staging.write_plan(config.output, plan)
-    staging.finish_commit(config.output, plan, lambda manifest: manifests.write_manifest(config.output, manifest))
-    return plan["manifest"]
+    resumed = manifests.finish_interrupted_commit(config.output)
+    if resumed is not None:
+        return resumed
+    finished = staging.finished_inputs(config.output)
+    pending = [path for path in config.inputs if files.input_group(path) not in finished]
+    redone = staging.discard_unfinished(config.output, {files.input_group(path) for path in pending})
+    results = _run_waves(config, options, pending)
+    ran = time.monotonic()
+    groups = {files.input_group(path) for path in config.inputs}
+    per_group = {g: c for g, c in staging.finished_inputs(config.output).items() if g in groups}
+    plan = staging.plan_commit(config.output, per_group, manifests.committed_relative(config.output, previous))
+    locate = staging.plan_locator(config.output, plan)
+    describer = (config.describe.manifest(describe_totals(
+        [locate(f) for f in plan["files"][THEOREMS.name]], [locate(f) for f in plan["files"][FAILURES.name]],
+        results)) if config.describe is not None else None)
+    resume = {"inputs": len(config.inputs), "inputs_processed": len(pending),
+              "inputs_finished_earlier": len(config.inputs) - len(pending),
+              "inputs_redone_after_interruption": redone}
+    manifest = manifests.build_manifest(
+        plan=plan, locate=locate, inputs=list(config.inputs), accounting=per_group, options=recorded_options,
+        durations={"pipeline": ran - started, "total": time.monotonic() - started},
+        describer=describer, embedding=embedding, resume=resume, previous=previous)
+    by_bundle = manifest["counts"]["by_bundle"]
+    for group, counts in per_group.items():
+        written = by_bundle.get(counts["bundle"], {"ok": 0, "failed": 0, "skipped": 0})
+        if written != {s: counts[s] for s in ("ok", "failed", "skipped")}:
+            raise staging.AccountingError(f"{group}: committed papers {written} differ from the run's "
+                                          f"accounting {counts}")
+    metrics: collections.Counter = collections.Counter()
+    for result in results:
+        metrics.update(_metrics(result))
+    manifest["metrics"] = dict(sorted(metrics.items()))
+    manifests.commit_generation(config.output, plan, manifest)
+    return manifest

@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 from schemas import FAILURES, PAPERS, THEOREMS
 from transforms.write import files
-from transforms.write.commit import TABLE_NAMES, counts_by, read_columns
+from transforms.write.commit import TABLE_NAMES, counts_by, finish_commit, read_columns, read_plan, write_plan
 
 MANIFEST = "manifest.json"
 
@@ -105,3 +105,19 @@ def build_manifest(*, plan: dict, locate: Callable[[str], str], inputs: list[str
 def write_manifest(output: str, manifest: dict) -> None:
     """Replace `manifest.json` atomically: this write is what switches readers to a new generation."""
     files.replace_bytes(manifest_path(output), (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+
+
+def commit_generation(output: str, plan: dict, manifest: dict) -> None:
+    """Write the plan with its manifest, then carry it out (`commit.finish_commit`)."""
+    plan = {**plan, "manifest": manifest}
+    write_plan(output, plan)
+    finish_commit(output, plan, lambda record: write_manifest(output, record))
+
+
+def finish_interrupted_commit(output: str) -> Optional[dict]:
+    """Finish a commit whose plan was written by a killed run; its manifest, or None without one."""
+    plan = read_plan(output)
+    if plan is None:
+        return None
+    finish_commit(output, plan, lambda record: write_manifest(output, record))
+    return plan["manifest"]

@@ -24,6 +24,7 @@ import sys
 
 from runners import outcome
 from runners.options import add_corpus_arguments, corpus_limits, source_options
+from runners.outputs import require_writable
 from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 from transforms.describe.options import add_describe_arguments
@@ -61,16 +62,6 @@ def _validate(args: argparse.Namespace) -> None:
                  "macro_depth", "macro_output_bytes"):
         if getattr(args, flag) <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be positive")
-
-
-def _validate_output(output: str) -> None:
-    """An output that cannot be written fails now, in one line, before any work and with no staging left."""
-    from transforms.write.files import OutputNotWritable, check_writable
-
-    try:
-        check_writable(output)
-    except OutputNotWritable as exc:
-        raise UsageError(f"--output {exc}") from None
 
 
 def _validate_runner(options) -> None:
@@ -155,7 +146,6 @@ def _recorded_options(args: argparse.Namespace, beam_args: list[str]) -> dict:
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     _validate(args)                 # argument errors answer before Beam is imported
-    _validate_output(args.output)
     flags = check_services(apply_preset(args.preset, beam_args))
 
     from apache_beam.options.pipeline_options import PipelineOptions
@@ -169,6 +159,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     values = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in ("command", "preset")}
     options = PipelineOptions(flags, **values)
     _validate_runner(options)
+    if not _dry_run(options):      # a dry run writes nothing, so it needs no writable output
+        require_writable(args.output)
     store = arxiv.BundleStore(requester_pays=args.s3_requester_pays)
     inputs = _expand_inputs(args.source, args.input, store)
     try:

@@ -35,6 +35,11 @@ def exists(path: str) -> bool:
     return FileSystems.exists(path)
 
 
+def is_file(path: str) -> bool:
+    """A file (locally) or an object (object stores, where a "directory" is only a prefix)."""
+    return os.path.isfile(path) if is_local(path) else FileSystems.exists(path)
+
+
 def read_bytes(path: str) -> bytes:
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
         return handle.read()

@@ -225,7 +225,7 @@ def check_embedding_compatible(previous: Optional[dict], embedding: Optional[dic
 
 def _fingerprint(config: CorpusConfig, recorded_options: dict) -> dict:
     """What decides the staged bytes: a staging directory is resumed only by a run with the same."""
-    volatile = {"no_progress", "input"}
+    volatile = {"no_progress", "input", "inputs_per_wave"}   # waves do not change a file's bytes
     return {"inputs": list(config.inputs), "metadata": config.metadata, "source": config.read.source,
             "files_per_partition": config.files_per_partition, "limits": repr(config.read.limits),
             "source_options": repr(config.read.source_options),

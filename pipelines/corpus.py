@@ -261,7 +261,9 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
     embedding = config.embed.manifest() if config.embed is not None else None
     check_embedding_compatible(previous, embedding)
     staging.open_staging(config.output, _fingerprint(config, recorded_options))
-    resumed = manifests.finish_interrupted_commit(config.output)
+    resumed = manifests.finish_interrupted_commit(config.output, {
+        "inputs": len(config.inputs), "inputs_processed": 0, "inputs_finished_earlier": len(config.inputs),
+        "inputs_redone_after_interruption": 0, "commit_finished_from_plan": True})
     if resumed is not None:
         return resumed
     finished = staging.finished_inputs(config.output)

@@ -114,10 +114,13 @@ def commit_generation(output: str, plan: dict, manifest: dict) -> None:
     finish_commit(output, plan, lambda record: write_manifest(output, record))
 
 
-def finish_interrupted_commit(output: str) -> Optional[dict]:
-    """Finish a commit whose plan was written by a killed run; its manifest, or None without one."""
+def finish_interrupted_commit(output: str, resume: Optional[dict] = None) -> Optional[dict]:
+    """Finish a commit whose plan was written by a killed run; its manifest (with this run's
+    `resume` record, when given), or None without a plan."""
     plan = read_plan(output)
     if plan is None:
         return None
+    if resume is not None:
+        plan["manifest"]["resume"] = resume
     finish_commit(output, plan, lambda record: write_manifest(output, record))
     return plan["manifest"]

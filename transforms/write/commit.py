@@ -34,7 +34,6 @@ from apache_beam.io.filesystems import FileSystems
 from schemas import FAILURES, PAPERS, THEOREMS
 from transforms.write import files
 from transforms.write.files import list_files, read_bytes, replace_bytes
-from transforms.write.parquet import UNATTRIBUTED
 
 STAGING = "_staging"
 ACCOUNTING = "_inputs"

@@ -143,7 +143,7 @@ def main() -> None:
             mode = ("time", "commit-plan", "commit-move")[round_number % 3]
             proc = subprocess.Popen(command(output, BUNDLES), cwd=REPO, start_new_session=True,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            landed.append(kill_point(proc, output, mode, rng.uniform(0.5, full_run_s)))
+            landed.append(kill_point(proc, output, mode, rng.uniform(0.5, 0.9 * full_run_s)))
             build(output, BUNDLES)
             reader.stop.set()
             reader.join()

@@ -198,27 +198,3 @@ def test_a_corpus_on_an_object_store_equals_the_local_corpus(clean_run, memory):
     manifest = manifests.read_manifest(output)
     assert manifest["counts"] == manifests.read_manifest(clean_run)["counts"]
 
-
-@pytest.mark.slow
-def test_eval_bench_reads_and_writes_an_object_store_as_it_does_a_local_directory(memory, tmp_path):
-    from pipelines import eval_bench
-    from tests.test_eval_bench import release_rows
-    from transforms.scoring.tables import write_instances
-
-    rows = release_rows()[::20]
-    lines = "".join(json.dumps({"instance_id": r["instance_id"], "model": "m", "trial": 0, "response": r["answer"]})
-                    + "\n" for r in rows) + "{not json\n"
-    results = {}
-    for root in (str(tmp_path), "mem://bucket/eval-test"):
-        write_instances(rows, files.join(root, "release"))
-        files.write_bytes(files.join(root, "predictions.jsonl"), lines.encode())
-        results[root] = eval_bench.run(files.join(root, "release"), files.join(root, "predictions.jsonl"),
-                                       files.join(root, "out"), ["--runner=FnApiRunner", "--direct_running_mode=in_memory"],
-                                       name_inputs=False)
-    local, remote = results.values()
-    assert remote["scored"] == local["scored"] == len(rows) and remote["rejected"] == local["rejected"] == 1
-    out = "mem://bucket/eval-test/out"
-    written = {files.relative(path, out): data for path, data in memory.items() if path.startswith(out + "/")}
-    assert {"report.md", "rejected_predictions.jsonl", "radar_category.png"} <= set(written)
-    assert written["scores/model=m/part-00000.parquet"] == (tmp_path / "out/scores/model=m/part-00000.parquet").read_bytes()
-    assert written["report.md"] == (tmp_path / "out/report.md").read_bytes()

@@ -34,44 +34,12 @@ from schemas import INSTANCES
 from transforms.bench.instances import GENERATOR_VERSION, build_instance, canonical_json
 from transforms.bench.registry import get_task
 from transforms.bench.release import ALL_SUITES, DEFAULT_PER_CELL, SUITES, Cell, release_cells
+from transforms.write import files
 
 SHARD_SIZE = 50
 ROWS_PER_FILE = 50_000
 STAGING = "_staging_bench"
 OUTPUTS = ("instances", "instances.jsonl", "hf", "manifest.json")
-
-
-def _write_bytes(path: str, data: bytes) -> None:
-    with FileSystems.create(path) as handle:
-        handle.write(data)
-
-
-def _read_bytes(path: str) -> bytes:
-    with FileSystems.open(path) as handle:
-        return handle.read()
-
-
-def _list(root: str) -> list[str]:
-    """Every file below `root`, sorted; empty when it does not exist."""
-    return sorted(m.path for m in FileSystems.match([FileSystems.join(root, "**")])[0].metadata_list)
-
-
-def _delete(path: str) -> None:
-    """Remove a file or a whole tree, if present. Object stores have no directories: a tree there
-    is the objects below its prefix."""
-    doomed = [path] if FileSystems.exists(path) else _list(path)
-    if doomed:
-        FileSystems.delete(doomed)
-
-
-def _move(source: str, target: str) -> None:
-    """Replace whatever is at `target` by the file or tree at `source`."""
-    _delete(target)
-    if FileSystems.exists(source):  # a file, or a directory on a filesystem that has them
-        FileSystems.rename([source], [target])
-    else:
-        files = _list(source)
-        FileSystems.rename(files, [target + path[len(source):] for path in files])
 
 
 def shards(cells: Iterable[Cell], size: int = SHARD_SIZE) -> list[tuple[str, str, str, int, int]]:
@@ -96,7 +64,7 @@ class BuildInstances(beam.DoFn):
 
 
 def partition_dir(root: str, suite: str, category: str) -> str:
-    return FileSystems.join(root, INSTANCES.name, f"suite={suite}", f"category={category}")
+    return files.join(root, INSTANCES.name, files.hive_dir(INSTANCES.partition_by, {"suite": suite, "category": category}))
 
 
 def write_partition(item, root: str) -> tuple[str, str, int]:
@@ -132,10 +100,9 @@ def read_rows(root: str) -> list[dict]:
     """All staged rows with their partition columns, ordered by (suite, instance_id)."""
     rows = []
     base = FileSystems.join(root, INSTANCES.name)
-    for path in _list(base):
-        suite_dir, category_dir, _ = path[len(base):].strip("/").split("/")
-        extra = {"suite": suite_dir.split("=", 1)[1], "category": category_dir.split("=", 1)[1]}
-        table = pq.read_table(pa.BufferReader(_read_bytes(path)))
+    for path in files.list_files(base, ".parquet"):
+        extra = files.hive_values(files.relative(path, base), INSTANCES.partition_by)
+        table = pq.read_table(pa.BufferReader(files.read_bytes(path)))
         rows.extend({**r, **extra} for r in table.to_pylist())
     suite_order = {s: i for i, s in enumerate(ALL_SUITES)}
     rows.sort(key=lambda r: (suite_order[r["suite"]], r["instance_id"]))
@@ -198,9 +165,9 @@ def write_hf(rows: list[dict], directory: str, manifest: dict) -> None:
                                          split=datasets.NamedSplit(suite), fingerprint=fingerprint)
     with tempfile.TemporaryDirectory() as local:
         datasets.DatasetDict(splits).save_to_disk(local)
-        for path in _list(local):
-            _write_bytes(FileSystems.join(directory, os.path.relpath(path, local)), _read_bytes(path))
-    _write_bytes(FileSystems.join(directory, "README.md"), dataset_card(manifest).encode())
+        for path in files.list_files(local):
+            files.write_bytes(files.join(directory, os.path.relpath(path, local)), files.read_bytes(path))
+    files.write_bytes(files.join(directory, "README.md"), dataset_card(manifest).encode())
 
 
 def dataset_card(manifest: dict) -> str:
@@ -245,7 +212,8 @@ def run(output: str, seed: int = 0, per_cell: int = DEFAULT_PER_CELL, suites: Se
     """Build the release into `output`; returns the manifest."""
     cells = release_cells(tuple(suites), per_cell)
     staging = FileSystems.join(output, STAGING)
-    _delete(staging)
+    files.check_writable(output)
+    files.delete_tree(staging)
     with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
         _ = pipeline | "Release" >> GenerateRelease(cells, seed, staging)
     rows = read_rows(staging)
@@ -255,9 +223,9 @@ def run(output: str, seed: int = 0, per_cell: int = DEFAULT_PER_CELL, suites: Se
     content_hash = write_jsonl(rows, FileSystems.join(staging, "instances.jsonl"))
     manifest = summary(rows, seed, per_cell, suites, content_hash)
     write_hf(rows, FileSystems.join(staging, "hf"), manifest)
-    _write_bytes(FileSystems.join(staging, "manifest.json"),
+    files.write_bytes(FileSystems.join(staging, "manifest.json"),
                  (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
     for name in OUTPUTS:
-        _move(FileSystems.join(staging, name), FileSystems.join(output, name))
-    _delete(staging)
+        files.move_tree(FileSystems.join(staging, name), FileSystems.join(output, name))
+    files.delete_tree(staging)
     return manifest

@@ -7,6 +7,7 @@ disk.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import time
 from typing import Optional
@@ -14,13 +15,14 @@ from typing import Optional
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from schemas import FAILURES, PAPERS, theorems_table
+from schemas import FAILURES, PAPERS, THEOREMS, theorems_table
 from schemas.theorems import DEFAULT_EMBEDDING_DIM
 from transforms import corpus
 from transforms.describe import DescribeConfig, DescribeStatements
 from transforms.embed import EmbedConfig, EmbedStatements
-from transforms.sources.base import group_name, metadata_ranges
+from transforms.sources.base import metadata_ranges
 from transforms.write import commit as staging
+from transforms.write import files
 from transforms.write import manifest as manifests
 from transforms.write.parquet import WriteTable
 
@@ -34,6 +36,7 @@ class CorpusConfig:
     read: corpus.ReadConfig
     metadata: Optional[str] = None
     files_per_partition: int = 1
+    inputs_per_wave: int = 32        # inputs per pipeline run; each finished wave is never redone
     describe: Optional[object] = None   # transforms.describe.DescribeConfig, None: no describe stage
     embed: Optional[object] = None      # transforms.embed.EmbedConfig, None: no embeddings
     gpu_accelerator: Optional[str] = None   # resource hint for the model steps (GPU workers)
@@ -169,17 +172,18 @@ def stage_configs(options: PipelineOptions, output: str, embed_model: Optional[s
     return describe, embed
 
 
-def describe_totals(output: str, result) -> dict:
-    """The describer's manifest figures: what the committed table holds, and what this run paid."""
-    from apache_beam.io.filesystems import FileSystems
-
+def describe_totals(theorem_files: list[str], failure_files: list[str], results: list) -> dict:
+    """The describer's manifest figures: what the generation's table holds, and what this run's
+    pipelines (one per wave) paid."""
     from transforms.describe import summarize, totals_from_metrics
 
-    rows = staging.read_columns(staging.list_files(FileSystems.join(output, "theorems")),
+    rows = staging.read_columns(theorem_files,
                                 ["description", "description_input_tokens", "description_output_tokens"])
-    failures = [f for f in staging.read_columns(staging.list_files(FileSystems.join(output, "failures")),
-                                                ["stage", "error_class"]) if f["stage"] == "describe"]
-    return {**summarize(rows, failures), **totals_from_metrics(result)}
+    failures = [f for f in staging.read_columns(failure_files, ["stage", "error_class"]) if f["stage"] == "describe"]
+    paid: collections.Counter = collections.Counter()
+    for result in results:
+        paid.update(totals_from_metrics(result))
+    return {**summarize(rows, failures), **paid}
 
 
 def _metrics(result) -> dict[str, int]:
@@ -209,37 +213,77 @@ def check_embedding_compatible(previous: Optional[dict], embedding: Optional[dic
                          "use a new output directory")
 
 
+def _fingerprint(config: CorpusConfig, recorded_options: dict) -> dict:
+    """What decides the staged bytes: a staging directory is resumed only by a run with the same."""
+    volatile = {"no_progress", "input", "inputs_per_wave"}   # waves do not change a file's bytes
+    return {"inputs": list(config.inputs), "metadata": config.metadata, "source": config.read.source,
+            "files_per_partition": config.files_per_partition, "limits": repr(config.read.limits),
+            "source_options": repr(config.read.source_options),
+            "embedding": config.embed.manifest() if config.embed is not None else None,
+            "options": {k: v for k, v in recorded_options.items() if k not in volatile}}
+
+
+def _run_waves(config: CorpusConfig, options: PipelineOptions, pending: list[str]) -> list:
+    """Run the pipeline over `pending` inputs in waves; each wave's inputs are checked and marked
+    finished as soon as it ends. Returns the Beam results (for their metrics)."""
+    size = max(1, config.inputs_per_wave)
+    results = []
+    for start in range(0, len(pending), size):
+        wave = pending[start:start + size]
+        pipeline = beam.Pipeline(options=options)
+        _ = pipeline | "BuildCorpus" >> BuildCorpus(dataclasses.replace(config, inputs=tuple(wave)))
+        result = pipeline.run()
+        result.wait_until_finish()
+        results.append(result)
+        groups = {files.input_group(path) for path in wave}
+        accounting = staging.read_accounting(config.output, groups)
+        if set(accounting) != groups:
+            raise staging.AccountingError(f"inputs without accounting: {sorted(groups - set(accounting))}")
+        staging.mark_finished(config.output, staging.check_accounting(config.output, accounting))
+    return results
+
+
 def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_options: dict) -> dict:
-    """Run the job, check the accounting, commit, and return the manifest written."""
+    """Run the job (resuming an interrupted one), check the accounting, commit, return the manifest."""
     started = time.monotonic()
+    files.check_writable(config.output)
     previous = manifests.read_manifest(config.output)
     embedding = config.embed.manifest() if config.embed is not None else None
     check_embedding_compatible(previous, embedding)
-    staging.clear_staging(config.output)
-    pipeline = beam.Pipeline(options=options)
-    _ = pipeline | "BuildCorpus" >> BuildCorpus(config)
-    result = pipeline.run()
-    result.wait_until_finish()
+    staging.open_staging(config.output, _fingerprint(config, recorded_options))
+    resumed = manifests.finish_interrupted_commit(config.output, {
+        "inputs": len(config.inputs), "inputs_processed": 0, "inputs_finished_earlier": len(config.inputs),
+        "inputs_redone_after_interruption": 0, "commit_finished_from_plan": True})
+    if resumed is not None:
+        return resumed
+    finished = staging.finished_inputs(config.output)
+    pending = [path for path in config.inputs if files.input_group(path) not in finished]
+    redone = staging.discard_unfinished(config.output, {files.input_group(path) for path in pending})
+    results = _run_waves(config, options, pending)
     ran = time.monotonic()
-    accounting = staging.read_accounting(config.output)
-    expected = {group_name(path) for path in config.inputs}
-    if set(accounting) != expected:
-        raise staging.AccountingError(f"inputs without accounting: {sorted(expected - set(accounting))}")
-    per_group = staging.check_accounting(config.output, accounting)
-    commit_stats = staging.commit(config.output, per_group)
-    committed = time.monotonic()
-    describer = (config.describe.manifest(describe_totals(config.output, result))
-                 if config.describe is not None else None)
+    groups = {files.input_group(path) for path in config.inputs}
+    per_group = {g: c for g, c in staging.finished_inputs(config.output).items() if g in groups}
+    plan = staging.plan_commit(config.output, per_group, manifests.committed_relative(config.output, previous))
+    locate = staging.plan_locator(config.output, plan)
+    describer = (config.describe.manifest(describe_totals(
+        [locate(f) for f in plan["files"][THEOREMS.name]], [locate(f) for f in plan["files"][FAILURES.name]],
+        results)) if config.describe is not None else None)
+    resume = {"inputs": len(config.inputs), "inputs_processed": len(pending),
+              "inputs_finished_earlier": len(config.inputs) - len(pending),
+              "inputs_redone_after_interruption": redone}
     manifest = manifests.build_manifest(
-        config.output, inputs=list(config.inputs), accounting=per_group, options=recorded_options,
-        durations={"pipeline": ran - started, "commit": committed - ran, "total": time.monotonic() - started},
-        describer=describer, embedding=embedding, commit_stats=commit_stats, previous=previous)
+        plan=plan, locate=locate, inputs=list(config.inputs), accounting=per_group, options=recorded_options,
+        durations={"pipeline": ran - started, "total": time.monotonic() - started},
+        describer=describer, embedding=embedding, resume=resume, previous=previous)
     by_bundle = manifest["counts"]["by_bundle"]
     for group, counts in per_group.items():
         written = by_bundle.get(counts["bundle"], {"ok": 0, "failed": 0, "skipped": 0})
         if written != {s: counts[s] for s in ("ok", "failed", "skipped")}:
             raise staging.AccountingError(f"{group}: committed papers {written} differ from the run's "
                                           f"accounting {counts}")
-    manifest["metrics"] = _metrics(result)
-    manifests.write_manifest(config.output, manifest)
+    metrics: collections.Counter = collections.Counter()
+    for result in results:
+        metrics.update(_metrics(result))
+    manifest["metrics"] = dict(sorted(metrics.items()))
+    manifests.commit_generation(config.output, plan, manifest)
     return manifest

@@ -21,7 +21,6 @@ import concurrent.futures
 import dataclasses
 import hashlib
 import json
-import pathlib
 import threading
 import time
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
@@ -29,15 +28,15 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.transforms.window import GlobalWindows
-import pyarrow.parquet as pq
 
 from schemas import INSTANCES, PREDICTIONS
 from transforms.bench import prompts
 from transforms.bench.progress import Progress
 from transforms.bench.selection import CELL_COLUMNS, Selection, SelectionError, select
 from transforms.llm import ChatClient, LLMError, RetryPolicy, call_with_retries
-from transforms.scoring.tables import (instance_files, partition_path, preferred_prediction,
+from transforms.scoring.tables import (instance_files, parquet_payload, partition_path, preferred_prediction,
                                        read_partitioned_file, write_partition)
+from transforms.write import files
 
 REQUEST_COLUMNS = ("instance_id", "prompt", "prompt_parts")
 FLUSH_ROWS = 256                # a chunk file holds at most this many rows ...
@@ -177,13 +176,8 @@ def chunk_name(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def write_chunk(rows: Sequence[Mapping[str, Any]], output: str, model: str) -> None:
     """Persist finished rows at once (atomic rename), so an interrupted run loses at most a chunk."""
-    directory = partition_path(output, PREDICTIONS, model)
-    directory.mkdir(parents=True, exist_ok=True)
-    name = chunk_name(rows)
-    temporary = directory / f".{name}.tmp"
-    ordered = sorted(rows, key=lambda r: (r["instance_id"], r["trial"]))
-    pq.write_table(PREDICTIONS.to_arrow(ordered), temporary)
-    temporary.replace(directory / name)
+    target = files.join(partition_path(output, PREDICTIONS, model), chunk_name(rows))
+    files.replace_bytes(target, parquet_payload(PREDICTIONS, rows, lambda r: (r["instance_id"], r["trial"])))
 
 
 class QueryModel(beam.DoFn):
@@ -259,13 +253,8 @@ class RunBench(beam.PTransform):
 
 
 def existing_predictions(output: str, model: str) -> list[dict]:
-    directory = partition_path(output, PREDICTIONS, model)
-    rows = []
-    for path in sorted(directory.glob("*.parquet")) if directory.is_dir() else ():
-        rows += pq.read_table(path).to_pylist()
-    for row in rows:
-        row["model"] = model
-    return rows
+    return [row for path in files.list_files(partition_path(output, PREDICTIONS, model), ".parquet")
+            for row in read_partitioned_file(path, PREDICTIONS)]
 
 
 def answered_keys(rows: Iterable[Mapping[str, Any]], prompt_mode: str, model: str) -> frozenset:
@@ -307,7 +296,6 @@ def run(instances: str, output: str, config: RunConfig, beam_args: Sequence[str]
     """Ask what is not answered yet (of the selection), compact, and return counts for the command line."""
     paths = instance_files(instances)
     selected, count = selected_instances(paths, selection)
-    pathlib.Path(output).mkdir(parents=True, exist_ok=True)
     answered = answered_keys(existing_predictions(output, config.model), config.prompt_mode, config.model)
     wanted = {(i, t) for i in selected for t in range(config.trials)} if selected is not None else None
     total = count * config.trials - len(answered if wanted is None else answered & wanted)
@@ -319,9 +307,10 @@ def run(instances: str, output: str, config: RunConfig, beam_args: Sequence[str]
     summary = {"predictions": len(rows), "answered": len(rows) - failed, "failed": failed,
                "resumed": len(answered), "asked": len(rows) - len(answered),
                "seconds": round(time.monotonic() - started, 2)}
-    with open(pathlib.Path(output) / RUN_LOG, "a", encoding="utf-8") as log:
-        log.write(json.dumps({"finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                              "instances": str(instances), "config": dataclasses.asdict(config),
-                              "selection": selection.describe(), "selected_instances": count,
-                              **summary}, sort_keys=True) + "\n")
+    log = files.join(output, RUN_LOG)
+    entry = json.dumps({"finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "instances": str(instances), "config": dataclasses.asdict(config),
+                        "selection": selection.describe(), "selected_instances": count, **summary},
+                       sort_keys=True) + "\n"
+    files.replace_bytes(log, (files.read_bytes(log) if files.exists(log) else b"") + entry.encode())   # no appends on object stores
     return summary

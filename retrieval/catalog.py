@@ -56,6 +56,15 @@ def embedding_info(manifest: dict) -> Optional[EmbeddingInfo]:
         raise UsageError(f"manifest.json: malformed 'embedding' record ({exc})") from None
 
 
+def committed_files(root: pathlib.Path, manifest: dict, table: Table) -> Optional[list[str]]:
+    """The files of `table` that the manifest names (the committed generation), or None when the
+    manifest does not govern the table (outputs of other jobs, older corpora): then the folder is read."""
+    listed = manifest.get("files")
+    if not isinstance(listed, dict) or table.name not in listed:
+        return None
+    return [str(root / relative) for relative in listed[table.name]]
+
+
 def _has_files(root: pathlib.Path, table: Table) -> bool:
     folder = root / table.name
     return folder.is_dir() and next(folder.rglob("*.parquet"), None) is not None
@@ -71,13 +80,19 @@ def output_root(path: str) -> pathlib.Path:
     return root
 
 
-def create_views(con: duckdb.DuckDBPyConnection, root: pathlib.Path, dim: int) -> list[str]:
-    """Create one view per table; corpus tables always exist (empty when absent), others only with files."""
+def create_views(con: duckdb.DuckDBPyConnection, root: pathlib.Path, dim: int, manifest: dict) -> list[str]:
+    """Create one view per table; corpus tables always exist (empty when absent), others only with files.
+
+    A table the manifest governs is read from exactly the files it names, so a reader never sees
+    files of a generation that is being committed or was dropped."""
     created = []
     for table in ALL_TABLES:
         if table.name == THEOREMS.name:
             table = theorems_table(dim)
-        if _has_files(root, table):
+        listed = committed_files(root, manifest, table)
+        if listed:
+            con.execute(table.view_sql(str(root), listed))
+        elif listed is None and _has_files(root, table):
             con.execute(table.view_sql(str(root)))
         elif table in CORPUS_TABLES or table.name == THEOREMS.name:
             con.execute(table.empty_view_sql())
@@ -105,7 +120,8 @@ def open_catalog(path: str) -> Catalog:
     info = embedding_info(manifest)
     con = duckdb.connect(":memory:")
     try:
-        views = create_views(con, root, info.dim if info else theorems_table().schema.field("embedding").type.list_size)
+        views = create_views(con, root, info.dim if info else theorems_table().schema.field("embedding").type.list_size,
+                             manifest)
     except duckdb.Error as exc:
         con.close()
         raise UsageError(f"{path}: cannot read tables ({exc})") from None

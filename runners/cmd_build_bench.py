@@ -8,6 +8,7 @@ Default: 4,140 instances (main 3,150, spatial 450, natural 270, code 270); --per
 """
 from __future__ import annotations
 
+from runners.outputs import require_writable
 from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 
@@ -37,6 +38,7 @@ def run(args, beam_args) -> int:
         suites = parse_suites(args.suites)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    require_writable(args.output)
     manifest = bench.run(args.output, seed=args.seed, per_cell=args.per_cell, suites=suites,
                          beam_args=check_services(apply_preset(args.preset, beam_args)))
     counts = manifest["counts"]

@@ -8,8 +8,9 @@
       --project P --region R --temp_location gs://bucket/tmp
 
 Writes OUTPUT/papers/ (one row per submission: ok, failed or skipped), OUTPUT/theorems/source=S/year=Y/,
-OUTPUT/failures/ and OUTPUT/manifest.json. Files appear only when the run succeeded and every
-submission is accounted for; rerunning an input replaces its files, new inputs add files.
+OUTPUT/failures/ and OUTPUT/manifest.json, which names the committed files. Files appear only when
+the run succeeded and every submission is accounted for; rerunning an input replaces its files, new
+inputs add files; a killed run, rerun, redoes only the inputs it had not finished.
 Any other --option is a Beam pipeline option and passes through to the runner.
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 
 from runners import outcome
 from runners.options import add_corpus_arguments, corpus_limits, source_options
+from runners.outputs import require_writable
 from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 from transforms.describe.options import add_describe_arguments
@@ -52,17 +54,14 @@ def _validate(args: argparse.Namespace, source) -> None:
         raise UsageError(f"{', '.join(project_flags)} only apply to --source latex-project")
     if args.project_name and len(args.input) > 1:
         raise UsageError("--project-name names one project: give one --input")
+    if args.inputs_per_wave < 1:
+        raise UsageError("--inputs-per-wave must be at least 1")
     if args.files_per_partition < 1:
         raise UsageError("--files-per-partition must be at least 1")
     for flag in ("max_submission_bytes", "max_files", "max_file_bytes", "paper_timeout", "include_depth",
                  "macro_depth", "macro_output_bytes"):
         if getattr(args, flag) <= 0:
             raise UsageError(f"--{flag.replace('_', '-')} must be positive")
-
-
-def _validate_output(output: str) -> None:
-    if "://" not in output and os.path.exists(output) and not os.path.isdir(output):
-        raise UsageError(f"--output {output}: exists and is not a directory")
 
 
 def _validate_runner(options) -> None:
@@ -118,13 +117,13 @@ def _translate_only(config, options) -> int:
 def _expand_inputs(source, inputs: list[str]) -> list[str]:
     """The inputs as the source expands them (local paths absolute), and no two inputs may share
     a name (the name owns the output files of its papers)."""
-    from transforms.sources.base import group_name
+    from transforms.write.files import input_group
 
     try:
         paths = source.expand_inputs(inputs)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
-    names = collections.Counter(group_name(p) for p in paths)
+    names = collections.Counter(input_group(p) for p in paths)
     clashes = sorted(name for name, n in names.items() if n > 1)
     if clashes:
         raise UsageError(f"inputs share the name {', '.join(clashes)}: run them into separate outputs "
@@ -155,7 +154,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     source = make_source(args.source, **dict(source_options(args)))
     _validate(args, source)         # argument errors answer before Beam is imported
-    _validate_output(args.output)
     flags = check_services(apply_preset(args.preset, beam_args))
 
     from apache_beam.options.pipeline_options import PipelineOptions
@@ -167,6 +165,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     values = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in ("command", "preset")}
     options = PipelineOptions(flags, **values)
     _validate_runner(options)
+    if not _dry_run(options):      # a dry run writes nothing, so it needs no writable output
+        require_writable(args.output)
     inputs = _expand_inputs(source, args.input)
     try:
         describe, embed = stage_configs(options, args.output, args.embed_model)
@@ -180,7 +180,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                       total_papers=total, progress=progress, describe_context=getattr(describe, "context", "body"),
                       launcher_pid=os.getpid(), source_options=source_options(args))
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
-                          files_per_partition=args.files_per_partition, describe=describe, embed=embed,
+                          files_per_partition=args.files_per_partition, inputs_per_wave=args.inputs_per_wave,
+                          describe=describe, embed=embed,
                           gpu_accelerator=args.gpu_accelerator)
     if _dry_run(options):
         return _translate_only(config, options)
@@ -195,6 +196,10 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     except IncompatibleOutputError as exc:
         raise UsageError(str(exc)) from None
     print(outcome.summary(manifest, args.output), file=sys.stderr)
+    resume = manifest.get("resume") or {}
+    if resume.get("inputs_finished_earlier"):
+        print(f"thmforge build-corpus: resumed: {resume['inputs_finished_earlier']} of {resume['inputs']} inputs "
+              f"finished by an interrupted run were kept, {resume['inputs_processed']} processed", file=sys.stderr)
     failed = outcome.problems(manifest)
     for problem in failed:
         print(f"thmforge build-corpus: error: {problem}", file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+from runners.outputs import require_writable
 from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 
@@ -49,6 +50,7 @@ def run(args, beam_args) -> int:
     from pipelines import eval_bench
     from transforms.scoring.tables import InputError
 
+    require_writable(args.output)
     try:
         result = eval_bench.run(args.instances, args.predictions, args.output,
                                 check_services(apply_preset(args.preset, beam_args)), title=args.title,

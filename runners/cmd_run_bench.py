@@ -10,6 +10,7 @@ variant) cell, e.g. a quick look with `--suites main --limit 2`; progress (rate,
 """
 from __future__ import annotations
 
+from runners.outputs import require_writable
 from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 
@@ -54,6 +55,7 @@ def run(args, beam_args) -> int:
     from transforms.bench.selection import Selection, SelectionError, parse_list
     from transforms.scoring.tables import InputError
 
+    require_writable(args.output)
     try:
         selection = Selection(tasks=parse_list(args.tasks), suites=parse_list(args.suites),
                               difficulties=parse_list(args.difficulties), limit=args.limit)

@@ -27,6 +27,10 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                             "(arXiv's bucket; you pay the transfer)")
     group.add_argument("--files-per-partition", type=int, default=1, metavar="N",
                        help="Parquet files per partition and input (default 1; raise for huge inputs)")
+    group.add_argument("--inputs-per-wave", type=int, default=32, metavar="N",
+                       help="inputs per pipeline run (default 32): each wave's inputs are marked "
+                            "finished when it ends, so a killed run resumes after the last finished wave "
+                            "(each wave reads the --metadata snapshot again)")
     group.add_argument("--no-progress", action="store_true", default=False,
                        help="do not print progress lines on stderr")
     group.add_argument("--gpu-accelerator", default=None, metavar="HINT",

@@ -7,7 +7,7 @@ stored inside the Parquet files; `file_schema` is what a writer puts in each fil
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
@@ -67,16 +67,20 @@ class Table:
                 raise KeyError(f"{self.name}: unknown columns {sorted(extra)}")
         return pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
 
-    def view_sql(self, root: str) -> str:
-        """DuckDB DDL of a view over `root/<name>/**/*.parquet` with Hive partitions typed from the schema."""
-        path = f"{root.rstrip('/')}/{self.name}/**/*.parquet".replace("'", "''")
+    def view_sql(self, root: str, files: Optional[Sequence[str]] = None) -> str:
+        """DuckDB DDL of a view over `root/<name>/**/*.parquet`, or over exactly `files` (the
+        committed generation), with Hive partitions typed from the schema."""
+        if files is None:
+            path = "'" + f"{root.rstrip('/')}/{self.name}/**/*.parquet".replace("'", "''") + "'"
+        else:
+            path = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
         if self.partition_by:
             types = ", ".join(
                 f"'{c}': '{duckdb_type(self.schema.field(c).type)}'" for c in self.partition_by
             )
-            source = f"read_parquet('{path}', hive_partitioning = true, hive_types = {{{types}}}, union_by_name = true)"
+            source = f"read_parquet({path}, hive_partitioning = true, hive_types = {{{types}}}, union_by_name = true)"
         else:
-            source = f"read_parquet('{path}', hive_partitioning = false, union_by_name = true)"
+            source = f"read_parquet({path}, hive_partitioning = false, union_by_name = true)"
         select = ", ".join(_select_expr(f) for f in self.schema)
         return f"CREATE OR REPLACE VIEW {self.name} AS SELECT {select} FROM {source}"
 

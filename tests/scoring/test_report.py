@@ -1,4 +1,5 @@
 """report.md and its plots from scores rows of two models that cover different tasks."""
+import pathlib
 import struct
 
 from transforms.scoring.report import HEATMAP, LENGTH_PLOT, RADAR, write_report
@@ -15,7 +16,7 @@ def test_report_has_tables_plots_and_errors(tmp_path):
     rows = [score("a", t, "Linear", "array/access", "easy", 5, 1.0) for t in range(3)]
     rows += [score("a", t, "Temporal", "queue/compound", "hard", 25, 0.0, "no final_answer found") for t in range(3)]
     rows += [score("b", 0, "Linear", "array/access", "easy", 5, 0.0, "request failed: timeout after 5 attempt(s): x")]
-    report = write_report(rows, tmp_path, title="T", notes=["A note."]).read_text()
+    report = pathlib.Path(write_report(rows, tmp_path, title="T", notes=["A note."])).read_text()
     assert report.startswith("# T\n\nA note.\n")
     assert "| a | 6 | 2 | 3 | 0 | 3 | 0.500 ± 0.000 |" in report
     assert "| b | 1 | 1 | 1 | 1 | 0 | 0.000 ± 0.000 |" in report

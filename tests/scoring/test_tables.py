@@ -1,5 +1,6 @@
 """Evaluation tables on disk: model partitions, bad prediction records, instance checks."""
 import json
+import posixpath
 
 import duckdb
 import pytest
@@ -17,7 +18,7 @@ def prediction(instance_id, trial, response="x", error=None, attempts=1):
 
 def test_model_names_survive_the_partition_directory(tmp_path):
     path = write_partition([prediction("b", 1), prediction("a", 0)], PREDICTIONS, tmp_path, "Qwen/Qwen3 8B")
-    assert path.parent == partition_path(tmp_path, PREDICTIONS, "Qwen/Qwen3 8B")
+    assert posixpath.dirname(path) == partition_path(tmp_path, PREDICTIONS, "Qwen/Qwen3 8B")
     assert model_of_path(path) == "Qwen/Qwen3 8B"
     rows = read_rows(tmp_path / "predictions", PREDICTIONS)
     assert [(r["instance_id"], r["model"]) for r in rows] == [("a", "Qwen/Qwen3 8B"), ("b", "Qwen/Qwen3 8B")]

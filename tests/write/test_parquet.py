@@ -9,10 +9,11 @@ import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import FAILURES, PAPERS, THEOREMS
+from tests.write import commit_helpers
 from transforms.write import commit as staging
 from transforms.write import manifest as manifests
-from transforms.write.parquet import (HIVE_NULL, WriteTable, parquet_bytes, partition_dir, part_file_name,
-                                      relative_file_path)
+from transforms.write.files import HIVE_NULL, list_files
+from transforms.write.parquet import WriteTable, parquet_bytes, partition_dir, part_file_name, relative_file_path
 
 LOCAL = PipelineOptions(["--runner=FnApiRunner", "--direct_running_mode=in_memory"])
 
@@ -54,6 +55,16 @@ def _write(tmp_path, rows_by_table):
                  | f"Write{table.name}" >> WriteTable(table, staged))
 
 
+def _commit(tmp_path, groups) -> dict:
+    return commit_helpers.commit(str(tmp_path), groups)
+
+
+def _committed(tmp_path) -> list[str]:
+    """Committed Parquet files, relative, with the content digest cut from the name."""
+    return sorted(os.path.relpath(p, tmp_path).rsplit("-", 1)[0] + ".parquet"
+                  for p in list_files(str(tmp_path), ".parquet"))
+
+
 def _accounting(tmp_path, group, bundle, n):
     path = staging.staging_dir(str(tmp_path)) + f"/_inputs/{group}.json"
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -65,13 +76,13 @@ def test_pipeline_writes_hive_partitions_that_duckdb_reads(tmp_path):
     rows = [theorem("arxiv:a", 0), theorem("arxiv:a", 1, year=1999), theorem("arxiv:b", 0, year=None)]
     _write(tmp_path, {THEOREMS: rows})
     staged = staging.staging_dir(str(tmp_path))
-    files = sorted(os.path.relpath(p, staged) for p in staging.list_files(staged))
+    files = sorted(os.path.relpath(p, staged) for p in list_files(staged))
     assert files == [
         "theorems/source=arxiv/year=1999/part-arXiv_src_2101_001-00000.parquet",
         "theorems/source=arxiv/year=2021/part-arXiv_src_2101_001-00000.parquet",
         f"theorems/source=arxiv/year={HIVE_NULL}/part-arXiv_src_2101_001-00000.parquet",
     ]
-    staging.commit(str(tmp_path), ["arXiv_src_2101_001"])
+    _commit(tmp_path, ["arXiv_src_2101_001"])
     con = duckdb.connect()
     con.execute(THEOREMS.view_sql(str(tmp_path)))
     got = con.execute("SELECT theorem_id, year FROM theorems ORDER BY theorem_id").fetchall()
@@ -82,15 +93,14 @@ def test_pipeline_writes_hive_partitions_that_duckdb_reads(tmp_path):
 def test_commit_replaces_an_inputs_files_and_leaves_other_inputs_alone(tmp_path):
     other = "/in/arXiv_src_9901_001.tar"
     _write(tmp_path, {THEOREMS: [theorem("arxiv:a", 0, year=2020), theorem("arxiv:old", 0, 1999, other)]})
-    staging.commit(str(tmp_path), ["arXiv_src_2101_001", "arXiv_src_9901_001"])
-    old_file = tmp_path / "theorems/source=arxiv/year=1999/part-arXiv_src_9901_001-00000.parquet"
+    _commit(tmp_path, ["arXiv_src_2101_001", "arXiv_src_9901_001"])
+    (old_file,) = (tmp_path / "theorems/source=arxiv/year=1999").glob("part-arXiv_src_9901_001-00000-*.parquet")
     before = (old_file.stat().st_mtime_ns, old_file.read_bytes())
     # a rerun of 2101 only, whose paper moved from 2020 to 2021: the 2020 file of 2101 is stale
     _write(tmp_path, {THEOREMS: [theorem("arxiv:a", 0, year=2021)]})
-    stats = staging.commit(str(tmp_path), ["arXiv_src_2101_001"])
-    assert stats == {"files_committed": 1, "stale_files_removed": 1}
-    left = sorted(os.path.relpath(p, tmp_path) for p in staging.list_files(str(tmp_path)))
-    assert left == ["theorems/source=arxiv/year=1999/part-arXiv_src_9901_001-00000.parquet",
+    stats = _commit(tmp_path, ["arXiv_src_2101_001"])
+    assert stats == {"files_committed": 1, "files_unchanged": 1, "stale_files_removed": 1}
+    assert _committed(tmp_path) == ["theorems/source=arxiv/year=1999/part-arXiv_src_9901_001-00000.parquet",
                     "theorems/source=arxiv/year=2021/part-arXiv_src_2101_001-00000.parquet"]
     assert (old_file.stat().st_mtime_ns, old_file.read_bytes()) == before
 
@@ -100,19 +110,19 @@ def test_accounting_adds_up_or_fails_loudly(tmp_path):
     _write(tmp_path, {PAPERS: [paper("arxiv:a", n=2), paper("arxiv:b", "skipped"), paper("arxiv:c", "failed")],
                       THEOREMS: [theorem("arxiv:a", 0), theorem("arxiv:a", 1)]})
     _accounting(tmp_path, "arXiv_src_2101_001", bundle, 3)
-    counts = staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path)))
+    counts = staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path), ["arXiv_src_2101_001"]))
     assert counts["arXiv_src_2101_001"] == {"bundle": bundle, "submissions": 3, "ok": 1, "failed": 1,
                                             "skipped": 1, "statements_expected": 2, "statements_written": 2}
     _accounting(tmp_path, "arXiv_src_2101_001", bundle, 4)
     with pytest.raises(staging.AccountingError, match="4 submissions in, 3 papers out"):
-        staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path)))
+        staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path), ["arXiv_src_2101_001"]))
 
 
 def test_lost_statements_fail_the_accounting(tmp_path):
     _write(tmp_path, {PAPERS: [paper("arxiv:a", n=3)], THEOREMS: [theorem("arxiv:a", 0)]})
     _accounting(tmp_path, "arXiv_src_2101_001", "/in/arXiv_src_2101_001.tar", 1)
     with pytest.raises(staging.AccountingError, match="report 3 statements, 1 theorem rows"):
-        staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path)))
+        staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path), ["arXiv_src_2101_001"]))
 
 
 def test_manifest_counts_come_from_the_tables(tmp_path):
@@ -120,8 +130,8 @@ def test_manifest_counts_come_from_the_tables(tmp_path):
                       THEOREMS: [theorem("arxiv:a", 0), theorem("arxiv:a", 1, kind="theorem")],
                       FAILURES: [{"paper_id": "arxiv:a", "stage": "read", "error_class": "unsafe-member",
                                   "bundle": "/in/arXiv_src_2101_001.tar"}]})
-    staging.commit(str(tmp_path), ["arXiv_src_2101_001"])
-    counts = manifests.table_counts(str(tmp_path))
+    _commit(tmp_path, ["arXiv_src_2101_001"])
+    counts = manifests.read_manifest(str(tmp_path))["counts"]
     assert counts["by_status"] == {"ok": 1, "failed": 0, "skipped": 1}
     assert counts["by_kind"] == {"lemma": 1, "theorem": 1}
     assert counts["failures_by_reason"] == {"unsafe-member": 1}

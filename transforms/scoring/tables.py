@@ -3,21 +3,24 @@
 Predictions and scores are partitioned by model; a model name becomes a directory name through
 percent-encoding (`Qwen/Qwen3-8B` -> `model=Qwen%2FQwen3-8B`), which pyarrow and DuckDB decode
 back. Files are written sorted by (instance_id, trial) with deterministic names, so the same
-rows give the same bytes.
+rows give the same bytes. All paths go through the storage layer (Beam FileSystems), so inputs and
+outputs may be local, gs:// or s3://.
 """
 from __future__ import annotations
 
 import json
-import pathlib
-import urllib.parse
+import os
+import posixpath
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from schemas import INSTANCES, PREDICTIONS
 from schemas.table import Table
+from transforms.write import files
+
+Location = str | os.PathLike
 
 INSTANCE_READ_COLUMNS = ("instance_id", "suite", "category", "structure", "task", "difficulty",
                          "length", "variant", "prompt", "prompt_parts", "answer", "answer_type")
@@ -27,65 +30,57 @@ class InputError(ValueError):
     """An input path or file that cannot be used (the command line reports it as a usage error)."""
 
 
-def partition_path(root: str | pathlib.Path, table: Table, model: str) -> pathlib.Path:
-    return pathlib.Path(root) / table.name / f"model={urllib.parse.quote(model, safe='')}"
+def partition_path(root: Location, table: Table, model: str) -> str:
+    return files.join(str(root), table.name, files.hive_dir(table.partition_by, {"model": model}))
 
 
-def model_of_path(path: str | pathlib.Path) -> str | None:
+def model_of_path(path: Location) -> str | None:
     """The model named by a `model=...` directory in the path, if any."""
-    for part in reversed(pathlib.Path(path).parts):
-        if part.startswith("model="):
-            return urllib.parse.unquote(part[len("model="):])
-    return None
+    return files.hive_values(str(path), ("model",)).get("model")
 
 
-def table_dir(path: str | pathlib.Path, table: Table) -> pathlib.Path:
-    """`path/<table>` when it exists, else `path` itself when it is that table's directory."""
-    path = pathlib.Path(path)
-    if (path / table.name).is_dir():
-        return path / table.name
-    if path.is_dir() and path.name == table.name:
+def table_dir(path: Location, table: Table) -> str:
+    """`path/<table>` when it holds files, else `path` itself when it is that table's directory."""
+    path = str(path).rstrip("/")
+    if files.list_files(files.join(path, table.name), ".parquet"):
+        return files.join(path, table.name)
+    if posixpath.basename(path) == table.name and files.list_files(path, ".parquet"):
         return path
     raise InputError(f"{path}: no {table.name}/ directory here")
 
 
-def read_rows(directory: pathlib.Path, table: Table, columns: Sequence[str] | None = None) -> list[dict]:
+def read_rows(directory: Location, table: Table, columns: Sequence[str] | None = None) -> list[dict]:
     """All rows of a Hive-partitioned table directory (partition columns included)."""
-    files = sorted(str(p) for p in directory.rglob("*.parquet"))
-    if not files:
-        return []
-    partitions = ds.partitioning(pa.schema([table.schema.field(c) for c in table.partition_by]), flavor="hive")
-    dataset = ds.dataset(files, partitioning=partitions, partition_base_dir=str(directory))
-    wanted = [c for c in (columns or table.columns) if c in dataset.schema.names]
-    return dataset.to_table(columns=wanted).to_pylist()
+    return [row for path in files.list_files(str(directory), ".parquet")
+            for row in read_partitioned_file(path, table, columns)]
 
 
-def prediction_files(path: str | pathlib.Path) -> list[str]:
+def prediction_files(path: Location) -> list[str]:
     """The Parquet or JSONL files holding predictions at `path` (a file, or a run-bench output)."""
-    path = pathlib.Path(path)
-    if path.is_file():
-        if path.suffix not in (".jsonl", ".parquet"):
+    path = str(path)
+    if files.is_file(path):
+        if not path.endswith((".jsonl", ".parquet")):
             raise InputError(f"{path}: predictions must be a .jsonl or .parquet file or a directory")
-        return [str(path)]
-    if not path.exists():
+        return [path]
+    if not files.list_files(path):
         raise InputError(f"{path}: no such file or directory")
-    files = sorted(str(p) for p in table_dir(path, PREDICTIONS).rglob("*.parquet"))
-    if not files:
+    found = files.list_files(table_dir(path, PREDICTIONS), ".parquet")
+    if not found:
         raise InputError(f"{path}: no prediction files under it")
-    return files
+    return found
 
 
 def iter_prediction_file(path: str) -> Iterator[tuple[dict | None, dict | None]]:
     """(prediction, None) for each valid record, (None, rejection) for each invalid one."""
     if path.endswith(".jsonl"):
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    yield _validated_json_line(line, f"{path}:{number}")
+        text = files.read_bytes(path).decode("utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                yield _validated_json_line(line, f"{path}:{number}")
         return
     model = model_of_path(path)
     try:
-        rows = pq.read_table(path).to_pylist()
+        rows = pq.read_table(pa.BufferReader(files.read_bytes(path))).to_pylist()
     except (pa.ArrowException, OSError) as exc:
         yield None, {"location": path, "reason": f"unreadable Parquet: {exc}", "record": ""}
         return
@@ -132,22 +127,13 @@ def _trial_number(value: Any) -> int | None:
     return int(str(value).strip())
 
 
-def hive_values(path: str | pathlib.Path, table: Table) -> dict[str, Any]:
-    """The partition columns' values named by `key=value` directories in `path`."""
-    values = {}
-    for part in pathlib.Path(path).parts:
-        key, sep, value = part.partition("=")
-        if sep and key in table.partition_by:
-            values[key] = urllib.parse.unquote(value)
-    return values
-
-
 def read_partitioned_file(path: str, table: Table, columns: Sequence[str] | None = None) -> list[dict]:
     """One Parquet file's rows with its partition columns filled in from the path."""
-    stored = pq.read_schema(path).names
+    data = pa.BufferReader(files.read_bytes(path))
+    stored = pq.read_schema(data).names
     wanted = [c for c in (columns or table.columns) if c in stored]
-    rows = pq.read_table(path, columns=wanted).to_pylist()
-    partitions = hive_values(path, table)
+    rows = pq.read_table(data, columns=wanted).to_pylist()
+    partitions = files.hive_values(path, table.partition_by)
     for row in rows:
         row.update(partitions)
     return rows
@@ -156,36 +142,37 @@ def read_partitioned_file(path: str, table: Table, columns: Sequence[str] | None
 REQUIRED_INSTANCE_COLUMNS = ("instance_id", "answer", "answer_type")
 
 
-def instance_files(path: str | pathlib.Path) -> list[str]:
+def instance_files(path: Location) -> list[str]:
     """The Parquet files of a release's instances table (the release directory or instances/),
     each checked to be readable and to hold the columns scoring needs."""
-    files = sorted(str(p) for p in table_dir(path, INSTANCES).rglob("*.parquet"))
-    if not files:
+    found = files.list_files(table_dir(path, INSTANCES), ".parquet")
+    if not found:
         raise InputError(f"{path}: the instances table has no Parquet files")
-    for file in files:
+    for file in found:
         try:
-            names = pq.read_schema(file).names
+            names = pq.read_schema(pa.BufferReader(files.read_bytes(file))).names
         except (pa.ArrowException, OSError) as exc:
             raise InputError(f"{file}: not a readable Parquet file ({exc})") from None
         missing = [c for c in REQUIRED_INSTANCE_COLUMNS if c not in names]
         if missing:
             raise InputError(f"{file}: instance file lacks columns {', '.join(missing)}")
-    return files
+    return found
 
 
-def write_partition(rows: Sequence[Mapping[str, Any]], table: Table, root: str | pathlib.Path,
-                    model: str, file_name: str = "part-00000.parquet") -> pathlib.Path:
-    """Write one model's rows, sorted by (instance_id, trial), replacing that partition's files."""
+def parquet_payload(table: Table, rows: Sequence[Mapping[str, Any]], key) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table.to_arrow(sorted(rows, key=key)), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def write_partition(rows: Sequence[Mapping[str, Any]], table: Table, root: Location,
+                    model: str, file_name: str = "part-00000.parquet") -> str:
+    """Write one model's rows, sorted by (instance_id, trial), replacing that partition's files
+    (the new file replaces atomically; the others are removed after it)."""
     directory = partition_path(root, table, model)
-    directory.mkdir(parents=True, exist_ok=True)
-    ordered = sorted(rows, key=lambda r: (r["instance_id"], r["trial"]))
-    target = directory / file_name
-    temporary = directory / f".{file_name}.tmp"
-    pq.write_table(table.to_arrow(ordered), temporary)
-    temporary.replace(target)
-    for stale in directory.glob("*.parquet"):
-        if stale != target:
-            stale.unlink()
+    target = files.join(directory, file_name)
+    files.replace_bytes(target, parquet_payload(table, rows, lambda r: (r["instance_id"], r["trial"])))
+    files.delete([p for p in files.list_files(directory, ".parquet") if p != target])
     return target
 
 
@@ -195,16 +182,15 @@ def preferred_prediction(predictions: Iterable[Mapping[str, Any]]) -> Mapping[st
                                            p.get("attempts") or 0, p.get("response") or ""))
 
 
-def write_instances(rows: Iterable[Mapping[str, Any]], root: str | pathlib.Path) -> pathlib.Path:
+def write_instances(rows: Iterable[Mapping[str, Any]], root: Location) -> str:
     """Instance rows (built in memory, e.g. hand-made or from another benchmark) as a release
     directory eval-bench and run-bench read: `root/instances/suite=S/category=C/part-00000.parquet`."""
     groups: dict[tuple, list] = {}
     for row in rows:
         groups.setdefault((row["suite"], row["category"]), []).append(row)
     for (suite, category), members in sorted(groups.items()):
-        directory = pathlib.Path(root) / INSTANCES.name / f"suite={urllib.parse.quote(suite, safe='')}" \
-            / f"category={urllib.parse.quote(category, safe='')}"
-        directory.mkdir(parents=True, exist_ok=True)
-        ordered = sorted(members, key=lambda r: r["instance_id"])
-        pq.write_table(INSTANCES.to_arrow(ordered), directory / "part-00000.parquet")
-    return pathlib.Path(root)
+        directory = files.join(str(root), INSTANCES.name,
+                               files.hive_dir(INSTANCES.partition_by, {"suite": suite, "category": category}))
+        files.write_bytes(files.join(directory, "part-00000.parquet"),
+                          parquet_payload(INSTANCES, members, lambda r: r["instance_id"]))
+    return str(root)

@@ -22,11 +22,11 @@ import dataclasses
 import glob
 import os
 import posixpath
-import re
 import unicodedata
 from typing import Iterator, Optional
 
 from transforms.latex.model import Event, ExtractionResult, Limits, Submission
+from transforms.write.files import input_group
 
 # A metadata line longer than this is refused without being held whole (arXiv's longest record is
 # about 40 KB; a line of 50 MB is damage, not metadata).
@@ -65,12 +65,8 @@ def input_name(path: str) -> str:
 
 
 def group_name(path: str) -> str:
-    """A file-name-safe name of one input (bundle or folder): names the output files it owns."""
-    base = input_name(path)
-    for suffix in (".tar", ".tar.gz", ".tgz"):
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-    return re.sub(r"[^A-Za-z0-9._]+", "_", base)
+    """The storage layer's name of one input (it names the output files the input owns)."""
+    return input_group(input_name(path))
 
 
 def version_rank(version: Optional[str]) -> int:

@@ -1,26 +1,45 @@
-"""Making a run's files visible at once, after the input accounting has been checked.
+"""Staged writes, per-input completion markers, and a commit that is atomic for readers.
 
-A run writes everything under `OUT/_staging/` (outside the table directories that readers glob).
-Only when the pipeline succeeded and every input's submissions are accounted for do the staged
-files move into place; files of the same inputs that the run did not produce again (stale
-partitions) are removed. A run killed before that leaves the previous output untouched, and the
-next run clears the staging directory and starts over.
+A run writes under `OUT/_staging/` (outside the table directories):
+- `_run.json`: the fingerprint of the run (options and inputs) the staging belongs to; a run with
+  another fingerprint starts from an empty staging directory;
+- `<table>/.../part-<group>-<shard>.parquet`: the rows of each input group;
+- `_inputs/<group>.json`: how many submissions the input holds (written by the read stage);
+- `_done/<group>.json`: the completion marker, written once the input's files are staged and its
+  accounting adds up. A rerun of an interrupted run skips every input with a marker (datatrove's
+  model: a finished input is never redone) and redoes only the others;
+- `_commit.json`: the commit plan, written before any file moves.
+
+The commit makes a new generation visible with one atomic step. Committed files are
+content-addressed (`part-<group>-<shard>-<sha256 prefix>.parquet`), so a new file never
+overwrites a committed one, and the same rows always get the same name and bytes. The plan
+(moves, the complete file list of the new generation and the manifest) is written first; then the
+staged files move next to the old ones, `manifest.json` (which names the files of the
+generation) is replaced in one write (a rename locally, a single object put on object stores),
+and only then are the old generation's files removed. Readers that list files from the manifest
+see the old corpus or the new one, never a mix. A commit killed halfway is finished by the next
+run from its plan.
 """
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
-import os
 import posixpath
-from typing import Iterable
+from typing import Any, Callable, Iterable, Mapping, Optional
 
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from schemas import FAILURES, PAPERS, THEOREMS
-from transforms.write.parquet import UNATTRIBUTED
+from transforms.write import files
+from transforms.write.files import list_files, read_bytes, replace_bytes
 
 STAGING = "_staging"
+ACCOUNTING = "_inputs"
+DONE = "_done"
+RUN = "_run.json"
+PLAN = "_commit.json"
 TABLE_NAMES = (PAPERS.name, THEOREMS.name, FAILURES.name)
 
 
@@ -29,40 +48,77 @@ class AccountingError(RuntimeError):
 
 
 def staging_dir(output: str) -> str:
-    return FileSystems.join(output, STAGING)
-
-
-def list_files(root: str, suffix: str = ".parquet") -> list[str]:
-    """Files under `root` (recursively) ending in `suffix`, sorted; none when `root` is absent."""
-    if not FileSystems.exists(root):
-        return []
-    (result,) = FileSystems.match([FileSystems.join(root, "**")])
-    return sorted(m.path for m in result.metadata_list if m.path.endswith(suffix))
-
-
-def clear_staging(output: str) -> None:
-    staging = staging_dir(output)
-    if FileSystems.exists(staging):
-        FileSystems.delete([staging])
+    return files.join(output, STAGING)
 
 
 def group_of_file(path: str) -> str:
-    """The input group a part file belongs to: `part-<group>-<shard>.parquet` -> `<group>`."""
-    name = posixpath.basename(path)
-    return name[len("part-"):].rsplit("-", 1)[0]
+    """The input group a part file belongs to: `part-<group>-<shard>[-<digest>].parquet` -> `<group>`."""
+    return posixpath.basename(path)[len("part-"):].split("-", 1)[0]
 
 
-def read_accounting(output: str) -> dict[str, dict]:
-    """The staged per-input accounting records, by group."""
+def _read_json(path: str) -> Optional[dict]:
+    return json.loads(read_bytes(path)) if FileSystems.exists(path) else None
+
+
+def _write_json(path: str, record: Any) -> None:
+    replace_bytes(path, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+
+
+# ------------------------------------------------------------------------------ staging, markers
+
+def open_staging(output: str, fingerprint: dict) -> None:
+    """Keep the staging directory of an interrupted run with this fingerprint; else start empty."""
+    staging = staging_dir(output)
+    run_file = files.join(staging, RUN)
+    if _read_json(run_file) == json.loads(json.dumps(fingerprint)):
+        return
+    files.delete_tree(staging)
+    _write_json(run_file, fingerprint)
+
+
+def finished_inputs(output: str) -> dict[str, dict]:
+    """The accounting of every input whose completion marker exists, by group."""
+    done = files.join(staging_dir(output), DONE)
+    return {posixpath.basename(p)[:-len(".json")]: json.loads(read_bytes(p)) for p in list_files(done, ".json")}
+
+
+def discard_unfinished(output: str, groups: Iterable[str]) -> int:
+    """Remove what an interrupted attempt staged for `groups` (files and accounting); returns the
+    number of those inputs that had been started."""
+    groups = set(groups)
+    staging = staging_dir(output)
+    doomed = [p for name in TABLE_NAMES for p in list_files(files.join(staging, name), ".parquet")
+              if group_of_file(p) in groups]
+    started = {group_of_file(p) for p in doomed}
+    for path in list_files(files.join(staging, ACCOUNTING), ".json"):
+        group = posixpath.basename(path)[:-len(".json")]
+        if group in groups:
+            doomed.append(path)
+            started.add(group)
+    files.delete(doomed)
+    return len(started)
+
+
+def mark_finished(output: str, per_group: Mapping[str, dict]) -> None:
+    for group, counts in per_group.items():
+        _write_json(files.join(staging_dir(output), DONE, f"{group}.json"), counts)
+
+
+def read_accounting(output: str, groups: Iterable[str]) -> dict[str, dict]:
+    """The staged accounting records of `groups`, keyed by the storage's name of their input."""
+    wanted = set(groups)
     records = {}
-    for path in list_files(FileSystems.join(staging_dir(output), "_inputs"), ".json"):
-        with FileSystems.open(path) as handle:
-            record = json.loads(handle.read())
-        records[record["group"]] = record
+    for path in list_files(files.join(staging_dir(output), ACCOUNTING), ".json"):
+        record = json.loads(read_bytes(path))
+        group = files.input_group(record["bundle"])
+        if group in wanted:
+            records[group] = {**record, "group": group}
     return records
 
 
-def read_columns(paths: Iterable[str], columns: list[str]):
+# ------------------------------------------------------------------------------------- reading
+
+def read_columns(paths: Iterable[str], columns: list[str]) -> list[dict]:
     """The given columns of several Parquet files as one list of dicts."""
     rows = []
     for path in paths:
@@ -76,33 +132,34 @@ def _parquet_rows(path: str) -> int:
         return pq.ParquetFile(handle).metadata.num_rows
 
 
-def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict]:
-    """Per input: submissions in, papers out by status, statements expected and written.
+def counts_by(rows: Iterable[dict], column: str) -> dict[str, int]:
+    return dict(sorted(collections.Counter(str(r[column]) for r in rows).items()))
 
+
+# ---------------------------------------------------------------------------------- accounting
+
+def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict]:
+    """Per input of `accounting`: submissions in, papers out by status, statements expected and written.
+
+    Only staged files of these inputs are read (inputs finished earlier have their own counts).
     Raises AccountingError when an input's submissions are not each exactly one papers row, or
     when the theorems written differ from the statements the ok papers reported.
     """
     staging = staging_dir(output)
-    staged = {name: list_files(FileSystems.join(staging, name)) for name in TABLE_NAMES}
-    per_group: dict[str, dict] = {}
-    for group, record in accounting.items():
-        per_group[group] = {"bundle": record["bundle"], "submissions": record["submissions"], "ok": 0,
-                            "failed": 0, "skipped": 0, "statements_expected": 0, "statements_written": 0}
+    per_group: dict[str, dict] = {
+        group: {"bundle": record["bundle"], "submissions": record["submissions"], "ok": 0, "failed": 0,
+                "skipped": 0, "statements_expected": 0, "statements_written": 0}
+        for group, record in accounting.items()}
+    for path in list_files(files.join(staging, PAPERS.name), ".parquet"):
+        if group_of_file(path) in per_group:
+            counts = per_group[group_of_file(path)]
+            for row in read_columns([path], ["status", "n_statements"]):
+                counts[row["status"]] += 1
+                counts["statements_expected"] += row["n_statements"] or 0
+    for path in list_files(files.join(staging, THEOREMS.name), ".parquet"):
+        if group_of_file(path) in per_group:
+            per_group[group_of_file(path)]["statements_written"] += _parquet_rows(path)
     problems = []
-    for path in staged[PAPERS.name]:
-        group = group_of_file(path)
-        if group not in per_group:
-            problems.append(f"papers file {path} belongs to no input")
-            continue
-        for row in read_columns([path], ["status", "n_statements"]):
-            per_group[group][row["status"]] += 1
-            per_group[group]["statements_expected"] += row["n_statements"] or 0
-    for path in staged[THEOREMS.name]:
-        group = group_of_file(path)
-        if group in per_group:
-            per_group[group]["statements_written"] += _parquet_rows(path)
-        elif group != UNATTRIBUTED:
-            problems.append(f"theorems file {path} belongs to no input")
     for group, counts in per_group.items():
         papers = counts["ok"] + counts["failed"] + counts["skipped"]
         if papers != counts["submissions"]:
@@ -116,35 +173,64 @@ def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict
     return per_group
 
 
-def _ensure_parent(path: str) -> None:
-    if "://" not in path:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+# -------------------------------------------------------------------------------------- commit
+
+def committed_name(relative: str, payload: bytes) -> str:
+    """`.../part-g-00000.parquet` -> `.../part-g-00000-<16 hex of sha256>.parquet` (content-addressed)."""
+    return f"{relative[:-len('.parquet')]}-{hashlib.sha256(payload).hexdigest()[:16]}.parquet"
 
 
-def commit(output: str, groups: Iterable[str]) -> dict[str, int]:
-    """Move staged table files into place; remove this run's inputs' files it did not rewrite."""
+def plan_commit(output: str, groups: Iterable[str], current: Mapping[str, list[str]]) -> dict:
+    """The moves and the complete file list (table -> relative paths) of the next generation.
+
+    `current` is the committed generation's file list. Files of `groups` (and unattributed rows,
+    when staged) are replaced by the staged ones; files of other inputs stay as they are.
+    """
     staging = staging_dir(output)
-    groups = set(groups)
-    moved = removed = 0
+    moves, replaced = [], set(groups)
     for name in TABLE_NAMES:
-        staged_root = FileSystems.join(staging, name)
-        final_root = FileSystems.join(output, name)
-        staged = {path[len(staged_root) + 1:]: path for path in list_files(staged_root)}
-        for path in list_files(final_root):
-            relative = path[len(final_root) + 1:]
-            if group_of_file(path) in groups and relative not in staged:
-                FileSystems.delete([path])
-                removed += 1
-        for relative, source in sorted(staged.items()):
-            target = FileSystems.join(final_root, relative)
-            _ensure_parent(target)
-            if "://" in target and FileSystems.exists(target):
-                FileSystems.delete([target])
-            FileSystems.rename([source], [target])
-            moved += 1
-    clear_staging(output)
-    return {"files_committed": moved, "stale_files_removed": removed}
+        for path in list_files(files.join(staging, name), ".parquet"):
+            relative = files.relative(path, staging)
+            moves.append([relative, committed_name(relative, read_bytes(path))])
+            replaced.add(group_of_file(path))
+    new_files = {name: sorted([f for f in current.get(name, []) if group_of_file(f) not in replaced]
+                              + [final for _, final in moves if final.startswith(name + "/")])
+                 for name in TABLE_NAMES}
+    before = {f for paths in current.values() for f in paths}
+    after = {f for paths in new_files.values() for f in paths}
+    stats = {"files_committed": len(after - before), "files_unchanged": len(after & before),
+             "stale_files_removed": len(before - after)}
+    return {"moves": moves, "files": new_files, "stats": stats}
 
 
-def counts_by(rows: Iterable[dict], column: str) -> dict[str, int]:
-    return dict(sorted(collections.Counter(str(r[column]) for r in rows).items()))
+def plan_locator(output: str, plan: dict) -> Callable[[str], str]:
+    """Where a file of the planned generation can be read before the commit moves it."""
+    staged = {final: files.join(staging_dir(output), relative) for relative, final in plan["moves"]}
+    return lambda relative: staged.get(relative) or files.join(output, relative)
+
+
+def write_plan(output: str, plan: dict) -> None:
+    _write_json(files.join(staging_dir(output), PLAN), plan)
+
+
+def read_plan(output: str) -> Optional[dict]:
+    return _read_json(files.join(staging_dir(output), PLAN))
+
+
+def finish_commit(output: str, plan: dict, publish: Callable[[dict], None]) -> None:
+    """Carry out a written plan (again, if a previous attempt was killed): move the staged files,
+    `publish` the plan's manifest (the atomic switch), then remove what the generation dropped."""
+    staging = staging_dir(output)
+    for relative, final in plan["moves"]:
+        source, target = files.join(staging, relative), files.join(output, final)
+        if FileSystems.exists(target):       # same name, same bytes: committed before or moved already
+            files.delete([source])
+        elif FileSystems.exists(source):
+            files.move(source, target)
+        else:
+            raise AccountingError(f"commit plan names {relative}, which is neither staged nor committed")
+    publish(plan["manifest"])
+    keep = {f for paths in plan["files"].values() for f in paths}
+    files.delete([p for name in TABLE_NAMES for p in list_files(files.join(output, name), ".parquet")
+                  if files.relative(p, output) not in keep])
+    files.delete_tree(staging)

@@ -1,34 +1,50 @@
-"""`manifest.json`: what the output directory holds, counted from the tables actually on disk.
+"""`manifest.json`: what the output holds, and the commit switch.
 
-Counts (papers by status overall and per input, statements by kind, failures by reason, papers
-without metadata) are read back from the committed Parquet files, so the manifest describes the
-whole directory, including inputs of earlier incremental runs, whose accounting it carries over.
+The manifest names the files of the committed generation (`files`: table -> relative paths) and
+its counts (papers by status overall and per input, statements by kind, failures by reason,
+papers without metadata), read from exactly those files. It is replaced in one atomic write, so
+the files a reader lists from it are always one complete generation; per-input accounting of
+earlier incremental runs is carried over.
 """
 from __future__ import annotations
 
 import json
 import platform
 from importlib import metadata as importlib_metadata
-from typing import Any, Optional
-
-from apache_beam.io.filesystems import FileSystems
+from typing import Any, Callable, Optional
 
 from schemas import FAILURES, PAPERS, THEOREMS
-from transforms.write.commit import counts_by, list_files, read_columns
+from transforms.write import files
+from transforms.write.commit import TABLE_NAMES, counts_by, finish_commit, read_columns, read_plan, write_plan
 
 MANIFEST = "manifest.json"
 
 
 def manifest_path(output: str) -> str:
-    return FileSystems.join(output, MANIFEST)
+    return files.join(output, MANIFEST)
 
 
 def read_manifest(output: str) -> Optional[dict]:
     path = manifest_path(output)
-    if not FileSystems.exists(path):
+    if not files.exists(path):
         return None
-    with FileSystems.open(path) as handle:
-        return json.loads(handle.read())
+    return json.loads(files.read_bytes(path))
+
+
+def committed_relative(output: str, manifest: Optional[dict]) -> dict[str, list[str]]:
+    """Table -> relative paths of the committed generation; outputs written before manifests named
+    their files are listed from the table directories."""
+    if manifest and "files" in manifest:
+        return {name: list(manifest["files"].get(name, [])) for name in TABLE_NAMES}
+    return {name: [files.relative(p, output) for p in files.list_files(files.join(output, name), ".parquet")]
+            for name in TABLE_NAMES}
+
+
+def committed_files(output: str, table: str, manifest: Optional[dict] = None) -> list[str]:
+    """The committed files of one table (full paths): what every thmforge reader reads."""
+    if manifest is None:
+        manifest = read_manifest(output)
+    return [files.join(output, f) for f in committed_relative(output, manifest)[table]]
 
 
 def versions() -> dict[str, str]:
@@ -41,12 +57,11 @@ def versions() -> dict[str, str]:
     return found
 
 
-def table_counts(output: str) -> dict[str, Any]:
-    """Counts over the committed tables of `output`."""
-    papers = read_columns(list_files(FileSystems.join(output, PAPERS.name)),
-                          ["bundle", "status", "status_reason", "has_metadata"])
-    theorems = read_columns(list_files(FileSystems.join(output, THEOREMS.name)), ["kind"])
-    failures = read_columns(list_files(FileSystems.join(output, FAILURES.name)), ["stage", "error_class"])
+def table_counts(paths: dict[str, list[str]]) -> dict[str, Any]:
+    """Counts over the given files of each table."""
+    papers = read_columns(paths[PAPERS.name], ["bundle", "status", "status_reason", "has_metadata"])
+    theorems = read_columns(paths[THEOREMS.name], ["kind"])
+    failures = read_columns(paths[FAILURES.name], ["stage", "error_class"])
     per_bundle: dict[str, dict[str, int]] = {}
     for row in papers:
         counts = per_bundle.setdefault(row["bundle"] or "", {"ok": 0, "failed": 0, "skipped": 0})
@@ -65,26 +80,47 @@ def table_counts(output: str) -> dict[str, Any]:
     }
 
 
-def build_manifest(output: str, *, inputs: list[str], accounting: dict[str, dict], options: dict,
-                   durations: dict[str, float], describer: Optional[dict], embedding: Optional[dict],
-                   commit_stats: dict[str, int], previous: Optional[dict]) -> dict:
-    """The manifest of `output` after this run (earlier runs' per-input accounting kept)."""
+def build_manifest(*, plan: dict, locate: Callable[[str], str], inputs: list[str], accounting: dict[str, dict],
+                   options: dict, durations: dict[str, float], describer: Optional[dict],
+                   embedding: Optional[dict], resume: dict, previous: Optional[dict]) -> dict:
+    """The manifest of the planned generation (earlier runs' per-input accounting kept); counts are
+    read from the generation's files wherever they are now (`locate`)."""
     all_inputs = dict((previous or {}).get("accounting", {}))
     all_inputs.update(accounting)
     return {
         "inputs": inputs,
         "accounting": dict(sorted(all_inputs.items())),
-        "counts": table_counts(output),
+        "counts": table_counts({name: [locate(f) for f in paths] for name, paths in plan["files"].items()}),
+        "files": plan["files"],
         "options": options,
         "versions": versions(),
         "durations_s": {k: round(v, 3) for k, v in durations.items()},
         "describer": describer,
         "embedding": embedding,
-        "commit": commit_stats,
+        "commit": plan["stats"],
+        "resume": resume,
     }
 
 
 def write_manifest(output: str, manifest: dict) -> None:
-    from transforms.write.parquet import write_file
+    """Replace `manifest.json` atomically: this write is what switches readers to a new generation."""
+    files.replace_bytes(manifest_path(output), (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
 
-    write_file(manifest_path(output), (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+
+def commit_generation(output: str, plan: dict, manifest: dict) -> None:
+    """Write the plan with its manifest, then carry it out (`commit.finish_commit`)."""
+    plan = {**plan, "manifest": manifest}
+    write_plan(output, plan)
+    finish_commit(output, plan, lambda record: write_manifest(output, record))
+
+
+def finish_interrupted_commit(output: str, resume: Optional[dict] = None) -> Optional[dict]:
+    """Finish a commit whose plan was written by a killed run; its manifest (with this run's
+    `resume` record, when given), or None without a plan."""
+    plan = read_plan(output)
+    if plan is None:
+        return None
+    if resume is not None:
+        plan["manifest"]["resume"] = resume
+    finish_commit(output, plan, lambda record: write_manifest(output, record))
+    return plan["manifest"]

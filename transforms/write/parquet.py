@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import urllib.parse
 from typing import Any, Iterable, Mapping
 
 import apache_beam as beam
@@ -17,9 +16,8 @@ import pyarrow.parquet as pq
 from apache_beam.metrics import Metrics
 
 from schemas.table import Table
-from transforms.sources.arxiv import group_name
+from transforms.write.files import hive_dir, input_group, write_bytes
 
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 UNATTRIBUTED = "unattributed"
 SORT_KEYS = {
     "papers": ("paper_id", "bundle", "member"),
@@ -30,17 +28,12 @@ SORT_KEYS = {
 
 def partition_dir(table: Table, row: Mapping[str, Any]) -> str:
     """`source=arxiv/year=2021` for a row of a partitioned table ('' when unpartitioned)."""
-    parts = []
-    for column in table.partition_by:
-        value = row.get(column)
-        text = HIVE_NULL if value is None else urllib.parse.quote(str(value), safe="")
-        parts.append(f"{column}={text}")
-    return "/".join(parts)
+    return hive_dir(table.partition_by, row)
 
 
 def row_group(row: Mapping[str, Any]) -> str:
     bundle = row.get("bundle")
-    return group_name(bundle) if bundle else UNATTRIBUTED
+    return input_group(bundle) if bundle else UNATTRIBUTED
 
 
 def shard_of(key: str, shards: int) -> int:
@@ -81,14 +74,6 @@ def parquet_bytes(table: Table, rows: Iterable[Mapping[str, Any]]) -> bytes:
     return sink.getvalue()
 
 
-def write_file(path: str, payload: bytes) -> None:
-    from apache_beam.io.filesystem import CompressionTypes
-    from apache_beam.io.filesystems import FileSystems
-
-    with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
-        handle.write(payload)
-
-
 class _WritePart(beam.DoFn):
     """(relative path, rows) -> the file under the staging root; yields (relative path, row count)."""
 
@@ -101,7 +86,7 @@ class _WritePart(beam.DoFn):
     def process(self, element):
         relative, rows = element
         rows = list(rows)
-        write_file(f"{self.staging}/{relative}", parquet_bytes(self.table, rows))
+        write_bytes(f"{self.staging}/{relative}", parquet_bytes(self.table, rows))
         self.files.inc()
         self.rows.inc(len(rows))
         yield relative, len(rows)

@@ -165,7 +165,9 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     values = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in ("command", "preset")}
     options = PipelineOptions(flags, **values)
     _validate_runner(options)
-    if not _dry_run(options):      # a dry run writes nothing, so it needs no writable output
+    if not _dry_run(options):      # a dry run reads and writes nothing: it needs neither check
+        if args.metadata:
+            _check_metadata(source, args.metadata)
         require_writable(args.output)
     inputs = _expand_inputs(source, args.input)
     try:
@@ -185,8 +187,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                           gpu_accelerator=args.gpu_accelerator)
     if _dry_run(options):
         return _translate_only(config, options)
-    if args.metadata:
-        _check_metadata(source, args.metadata)
     try:
         manifest = run_corpus(config, options, recorded_options=_recorded_options(args, beam_args, inputs))
     except AccountingError as exc:

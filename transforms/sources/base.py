@@ -26,7 +26,6 @@ import unicodedata
 from typing import Iterator, Optional
 
 from transforms.latex.model import Event, ExtractionResult, Limits, Submission
-from transforms.write.files import input_group
 
 # A metadata line longer than this is refused without being held whole (arXiv's longest record is
 # about 40 KB; a line of 50 MB is damage, not metadata).
@@ -66,6 +65,8 @@ def input_name(path: str) -> str:
 
 def group_name(path: str) -> str:
     """The storage layer's name of one input (it names the output files the input owns)."""
+    from transforms.write.files import input_group   # Beam's filesystems: not at argument parsing
+
     return input_group(input_name(path))
 
 

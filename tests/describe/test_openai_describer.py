@@ -100,7 +100,7 @@ def test_exhausted_retries_keep_the_row_and_record_the_reason(rows, tmp_path):
         out, failures, run = run_describe(rows[:2], llm_config(server, tmp_path, max_attempts=2), tmp_path)
     assert [r["description"] for r in out] == [None, None]
     assert {f["error_class"] for f in failures} == {"server-error"}
-    assert all("after 2 attempts" in f["message"] for f in failures)
+    assert all("after 2 attempt(s)" in f["message"] for f in failures)
     assert run["run_requests"] == 4
 
 

@@ -139,7 +139,9 @@ def _shutdown(sock: socket.socket) -> None:
         pass
 
 
-class _WatchedHTTPConnection(http.client.HTTPConnection):
+class _Watched:
+    """Connection mixin: hands the connected socket to the request's deadline."""
+
     def __init__(self, *args, deadline: _Deadline, **kwargs):
         super().__init__(*args, **kwargs)
         self.deadline = deadline
@@ -149,14 +151,12 @@ class _WatchedHTTPConnection(http.client.HTTPConnection):
         self.deadline.attach(self.sock)
 
 
-class _WatchedHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args, deadline: _Deadline, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.deadline = deadline
+class _WatchedHTTPConnection(_Watched, http.client.HTTPConnection):
+    pass
 
-    def connect(self):
-        super().connect()
-        self.deadline.attach(self.sock)
+
+class _WatchedHTTPSConnection(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _WatchedHTTPHandler(urllib.request.HTTPHandler):

@@ -32,9 +32,9 @@ import pyarrow.parquet as pq
 
 from schemas import INSTANCES, PREDICTIONS
 from transforms.bench import prompts
-from transforms.bench.progress import Progress
 from transforms.bench.selection import CELL_COLUMNS, Selection, SelectionError, select
 from transforms.llm import MAX_RESPONSE_BYTES, ChatClient, LLMCaller, RetryPolicy
+from transforms.progress import Progress
 from transforms.scoring.tables import (instance_files, partition_path, preferred_prediction,
                                        read_partitioned_file, write_partition)
 
@@ -159,7 +159,7 @@ def write_chunk(rows: Sequence[Mapping[str, Any]], output: str, model: str) -> N
 class QueryModel(beam.DoFn):
     """Keeps up to `concurrency` requests in flight; emits and flushes rows as they finish."""
 
-    def __init__(self, config: RunConfig, output: str, total: int = 0):
+    def __init__(self, config: RunConfig, output: str, total: Optional[int] = None):
         super().__init__()
         self.config, self.output, self.total = config, output, total
         self.answered = beam.metrics.Metrics.counter("run_bench", "answered")
@@ -167,7 +167,8 @@ class QueryModel(beam.DoFn):
 
     def setup(self):
         self.caller = self.config.caller()
-        self.progress = Progress(self.total, f"run-bench {self.config.model} (this worker)")
+        self.progress = Progress(f"run-bench {self.config.model} (this worker)", total=self.total, unit="requests")
+        self.failed_rows = 0
 
     def start_bundle(self):
         self.in_flight: set = set()
@@ -186,6 +187,7 @@ class QueryModel(beam.DoFn):
 
     def teardown(self):
         self.caller.close()
+        self.progress.close()
 
     def _collect(self, return_when):
         if not self.in_flight:
@@ -194,7 +196,8 @@ class QueryModel(beam.DoFn):
         for future in sorted(done, key=lambda f: (f.result()["instance_id"], f.result()["trial"])):
             row = future.result()
             (self.failed if row["error"] else self.answered).inc()
-            self.progress.update()
+            self.failed_rows += bool(row["error"])
+            self.progress.advance(note=f"{self.failed_rows} failed" if self.failed_rows else "")
             self.unflushed.append(row)
             yield row
         if len(self.unflushed) >= FLUSH_ROWS or time.monotonic() - self.flushed_at >= FLUSH_SECONDS:

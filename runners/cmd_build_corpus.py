@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import glob
 import json
 import os
@@ -169,6 +170,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if embed is not None:
         _check_model_installed(embed)
     progress = not args.no_progress
+    describe = dataclasses.replace(describe, progress=progress)
+    embed = dataclasses.replace(embed, progress=progress) if embed is not None else None
     total = count_submissions(inputs, store) if progress and args.source == arxiv.SOURCE else None
     read = ReadConfig(source=args.source, limits=corpus_limits(args), requester_pays=args.s3_requester_pays,
                       staging=staging_dir(args.output), total_papers=total, progress=progress,

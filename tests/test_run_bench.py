@@ -188,3 +188,9 @@ def test_timeout_bounds_the_whole_request_against_a_trickling_endpoint(tiny_rele
         assert server.request_count == 4
     rows = predictions(tmp_path / "run")
     assert code == 1 and all(r["error"].startswith("timeout after 2 attempt(s)") for r in rows)
+
+
+def test_progress_counts_every_request_against_the_total(tiny_release, tmp_path, capsys):
+    with ChatServer(respond=respond) as server:
+        assert run_bench(tiny_release, tmp_path / "run", server, "--trials", "3") == 0
+    assert f"thmforge: run-bench {MODEL} (this worker): 6/6 requests (100%)" in capsys.readouterr().err

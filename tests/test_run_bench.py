@@ -31,7 +31,7 @@ def predictions(out):
 
 def run_bench(release, out, server, *extra):
     return main(["run-bench", "--instances", str(release), "--model", MODEL, "--endpoint", server.url,
-                 "--output", str(out), "--trials", "2", "--timeout", "0.3", "--max-attempts", "3",
+                 "--output", str(out), "--trials", "2", "--timeout", "5", "--max-attempts", "3",
                  "--backoff", "0.01", "--concurrency", "4", *extra])
 
 
@@ -39,10 +39,10 @@ def run_bench(release, out, server, *extra):
 def test_faults_end_in_a_prediction_or_a_recorded_failure_and_resume_asks_only_those(small_release, tmp_path):
     release, rows = small_release
     faults = FaultPlan(rate_429=0.15, rate_500=0.2, rate_timeout=0.08, rate_malformed=0.15,
-                       retry_after_s=0.02, timeout_sleep_s=0.6, seed=3)
+                       retry_after_s=0.02, timeout_sleep_s=4.0, seed=3)
     out = tmp_path / "run"
     with ChatServer(respond=respond, faults=faults) as server:
-        code = run_bench(release, out, server)
+        code = run_bench(release, out, server, "--timeout", "2")
         first_requests = server.request_count
         assert set(server.fault_counts) == {"429", "500", "timeout", "malformed"}
     first = predictions(out)

@@ -18,7 +18,7 @@ def requests(n, prefix="Statement"):
 
 def config(endpoint, **overrides):
     values = dict(describer="openai", llm_endpoint=endpoint, llm_model="m", concurrency=4, cache_dir="unused",
-                  llm_timeout_s=0.5, initial_backoff_s=0.01, max_backoff_s=0.05, throttle_delay_s=0.01)
+                  llm_timeout_s=10, initial_backoff_s=0.01, max_backoff_s=0.05, throttle_delay_s=0.01)
     values.update(overrides)
     return DescribeConfig(**values)
 

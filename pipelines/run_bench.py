@@ -1,8 +1,9 @@
 """run-bench: a release's prompts -> an OpenAI-compatible chat endpoint -> predictions/model=M/.
 
     instance files ─► requests (instance x trial, not answered yet) ─► Reshuffle ─► QueryModel
-    QueryModel: through `transforms.llm.LLMCaller` (up to `concurrency` in flight, retries, backoff); finished rows every
-                10 s (or 256 rows) ─► predictions/model=M/chunk-<hash>.parquet
+    QueryModel: asks through `transforms.llm.LLMCaller` (up to `concurrency` in flight, retries,
+                backoff, throttling); finished rows every 10 s (or 256 rows)
+                ─► predictions/model=M/chunk-<hash>.parquet
     then:       chunks + earlier part file ─► compact ─► predictions/model=M/part-00000.parquet
 
 Resumable: answers are flushed to chunk files while the run goes (names derived from their keys,

@@ -29,6 +29,7 @@ from schemas import PAPERS, THEOREMS
 FORMATS = ("hf", "duckdb", "csv")
 BATCH_ROWS = 10_000
 PAPER_COLUMNS = {"title": "paper_title", "authors": "authors", "license": "license"}   # joined onto statements
+FIXED_SIZE = re.compile(r"\[\d+\]$")   # a DuckDB array type such as FLOAT[384]
 CARD_PAPER_LICENSES = 200      # the card lists each paper's license up to this many papers
 
 
@@ -47,8 +48,10 @@ def export(corpus: str, fmt: str, output: str) -> dict:
             staged = pathlib.Path(work) / "out"
             counts = WRITERS[fmt](catalog, staged, pathlib.Path(work))
             os.replace(staged, destination)
-    except (duckdb.Error, OSError) as exc:
-        raise UsageError(f"export to {output} failed: {exc}") from None
+    except UsageError:
+        raise
+    except Exception as exc:    # duckdb, datasets, the file system: one line, nothing left behind
+        raise UsageError(f"export to {output} failed: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
     finally:
         catalog.con.close()
     return counts
@@ -106,10 +109,18 @@ def split_name(source: str) -> str:
 
 
 def statements_sql(con: duckdb.DuckDBPyConnection) -> str:
-    """The statements with their paper's title, authors and license (those of the papers view that exist)."""
+    """The statements with their paper's title, authors and license (those of the papers view that exist).
+
+    Fixed-size arrays (the embeddings) become plain lists: a corpus built without embeddings holds
+    nulls there, which `datasets` cannot read back as fixed-size lists."""
+    theorems = con.table(THEOREMS.name)
+    columns = []
+    for name, kind in zip(theorems.columns, theorems.types):
+        as_list = FIXED_SIZE.sub("[]", str(kind))
+        columns.append(f"CAST(t.{name} AS {as_list}) AS {name}" if as_list != str(kind) else f"t.{name}")
     paper_columns = set(con.table(PAPERS.name).columns)
-    joined = ", ".join(f"p.{column} AS {alias}" for column, alias in PAPER_COLUMNS.items() if column in paper_columns)
-    return (f"SELECT t.*{', ' + joined if joined else ''} FROM {THEOREMS.name} t "
+    columns += [f"p.{column} AS {alias}" for column, alias in PAPER_COLUMNS.items() if column in paper_columns]
+    return (f"SELECT {', '.join(columns)} FROM {THEOREMS.name} t "
             f"LEFT JOIN {PAPERS.name} p ON p.paper_id = t.paper_id WHERE t.source = ? ORDER BY t.theorem_id")
 
 
@@ -210,7 +221,8 @@ def dataset_card(catalog: Catalog, names: dict[str, str], counts: dict[str, int]
         "## How it was built",
         "",
         f"Exported by `thmforge export --format hf` on {datetime.date.today().isoformat()} from "
-        f"`{catalog.root.name}` (the corpus's own `manifest.json` follows).",
+        f"`{catalog.root.name}`; inputs, options, versions, describer and embedding from the corpus's "
+        "`manifest.json`:",
         "",
         "```json",
         json.dumps(built, indent=2, sort_keys=True, default=str),

@@ -3,12 +3,14 @@ import csv
 import json
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
 import datasets
 import duckdb
-import pytest
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from runners.cli import main
 
@@ -30,8 +32,22 @@ def readme_export_queries():
     return [s.strip() for s in block.split(";") if s.strip()]
 
 
+def without_embeddings(corpus_dir, tmp_path, source):
+    """A copy of the corpus whose `source` statements have null embeddings (built with --embed-model none)."""
+    copy = tmp_path / "corpus"
+    shutil.copytree(corpus_dir, copy)
+    for path in (copy / "theorems" / f"source={source}").rglob("*.parquet"):
+        table = pq.read_table(path)
+        for name in ("embedding", "statement_embedding"):
+            column = table.schema.get_field_index(name)
+            table = table.set_column(column, table.schema.field(name), pa.nulls(len(table), table.schema.field(name).type))
+        pq.write_table(table, path)
+    return copy
+
+
 def test_hf_export_loads_with_every_statement_split_by_source(corpus_dir, tmp_path, capsys):
     out = tmp_path / "hf"
+    corpus_dir = without_embeddings(corpus_dir, tmp_path, "latex-project")
     assert main(["export", str(corpus_dir), "--format", "hf", "--output", str(out)]) == 0
     assert "exported 15 theorems" in capsys.readouterr().out
     loaded = datasets.load_from_disk(str(out))
@@ -40,6 +56,7 @@ def test_hf_export_loads_with_every_statement_split_by_source(corpus_dir, tmp_pa
                                                                     "latex_project": per_source["latex-project"]}
     row = loaded["arxiv"][0]
     assert row["paper_title"] and row["authors"] and len(row["embedding"]) == 384
+    assert loaded["latex_project"][0]["embedding"] is None
     card = (out / "README.md").read_text()
     assert "| latex_project | latex-project | 5 |" in card and "| theorem | 7 |" in card
     assert "| arxiv:2101.00001 | http://creativecommons.org/licenses/by/4.0/ |" in card

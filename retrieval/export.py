@@ -23,7 +23,7 @@ from typing import Callable
 import duckdb
 
 from retrieval.catalog import Catalog, open_catalog
-from runners.errors import UsageError
+from schemas.errors import UsageError
 from schemas import PAPERS, THEOREMS
 
 FORMATS = ("hf", "duckdb", "csv")

@@ -11,6 +11,15 @@ attempt number for that content, so a run is reproducible and a retry can succee
         client_base_url = server.url          # "http://127.0.0.1:PORT/v1"
         ...
         server.request_count, server.requests, server.fault_counts
+
+Concurrency is counted on the server: `in_flight` covers a request from its arrival until just
+before its response is written, so a client that waits for its answers can never show more than
+its own bound, however loaded the machine. `hold_until_in_flight=N` holds every request until N
+are in flight at once (a latch, released for good when reached), so a client allowed N requests
+reaches exactly N deterministically. `trickle_s` sends the body one byte at a time with that pause
+(an endpoint that holds a client), `pad_response_to` pads the answer to a body of that many bytes,
+streamed without building it in memory (a flood); `aborted_responses` counts bodies the client
+stopped reading.
 """
 from __future__ import annotations
 
@@ -25,6 +34,8 @@ from typing import Any, Callable, Optional
 Respond = Callable[[dict], str]
 
 MODEL_NAME = "loopback-chat"
+PAD_MARKER = "\u0000pad\u0000"   # where the padding of a flood response goes in the JSON body
+HOLD_LIMIT_S = 60.0              # a held request is released after this even if the latch never closes
 
 
 def echo_last_user_message(request: dict) -> str:
@@ -92,8 +103,14 @@ class ChatServer:
 
     def __init__(self, respond: Respond = echo_last_user_message, delay_s: float = 0.0,
                  faults: FaultPlan = NO_FAULTS, api_key: Optional[str] = None,
-                 model_name: str = MODEL_NAME):
+                 model_name: str = MODEL_NAME, hold_until_in_flight: Optional[int] = None,
+                 trickle_s: float = 0.0, pad_response_to: int = 0):
         self.respond = respond
+        self.hold_until_in_flight = hold_until_in_flight
+        self.trickle_s = trickle_s
+        self.pad_response_to = pad_response_to
+        self.aborted_responses = 0       # response bodies the client stopped reading
+        self._reached = threading.Event()
         self.delay_s = delay_s
         self.faults = faults
         self.api_key = api_key           # when set, requests must carry `Authorization: Bearer KEY`
@@ -119,6 +136,7 @@ class ChatServer:
 
     def stop(self) -> None:
         self._stopping.set()             # wakes handlers stalled by a "timeout" fault
+        self._reached.set()              # and held ones
         if self._httpd is not None:
             try:
                 self._httpd.shutdown()
@@ -165,6 +183,8 @@ class ChatServer:
             self.requests.append(body)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.hold_until_in_flight is not None and self.in_flight >= self.hold_until_in_flight:
+                self._reached.set()
             attempt = self._attempts[key]
             self._attempts[key] += 1
             fault = self.faults.fault_for(key, attempt)
@@ -172,9 +192,17 @@ class ChatServer:
                 self.fault_counts[fault] += 1
         return fault
 
+    def _hold(self) -> None:
+        if self.hold_until_in_flight is not None:
+            self._reached.wait(HOLD_LIMIT_S)
+
     def _done(self) -> None:
         with self._lock:
             self.in_flight -= 1
+
+    def _aborted(self) -> None:
+        with self._lock:
+            self.aborted_responses += 1
 
     def _completion(self, body: dict) -> dict:
         content = self.respond(body)
@@ -193,6 +221,14 @@ class ChatServer:
         }
 
 
+def _padding(size: int, piece: int = 1 << 16):
+    """`size` bytes of filler in pieces, never all in memory at once."""
+    block = b"x" * piece
+    while size > 0:
+        yield block[:size]
+        size -= piece
+
+
 def _make_handler(server: ChatServer) -> type:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -203,16 +239,21 @@ def _make_handler(server: ChatServer) -> type:
 
         def _send_json(self, status: int, payload: Any, headers: Optional[dict] = None) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self._send_body(status, [data], len(data), headers)
+
+        def _send_body(self, status: int, pieces: Any, length: int, headers: Optional[dict] = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Length", str(length))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
             try:
-                self.wfile.write(data)
+                for piece in pieces:
+                    self.wfile.write(piece)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (e.g. after its timeout)
+                server._aborted()   # the client gave up (its deadline, its size cap)
+                self.close_connection = True
 
         def _error(self, status: int, message: str, kind: str, headers: Optional[dict] = None) -> None:
             self._send_json(status, {"error": {"message": message, "type": kind}}, headers)
@@ -248,10 +289,24 @@ def _make_handler(server: ChatServer) -> type:
                 self._error(400, f"bad request body: {exc}", "invalid_request_error")
                 return
             fault = server._register(body)
+            done = [False]
+
+            def done_before_writing():
+                if not done[0]:
+                    done[0] = True
+                    server._done()
+            self._done_before_writing = done_before_writing
             try:
+                server._hold()
                 self._answer(body, fault)
             finally:
-                server._done()
+                done_before_writing()
+
+        def send_response(self, code: int, message: Optional[str] = None) -> None:
+            hook = getattr(self, "_done_before_writing", None)
+            if hook is not None:
+                hook()       # the answer starts now: this request no longer counts as in flight
+            super().send_response(code, message)
 
         def _answer(self, body: dict, fault: Optional[str]) -> None:
             if not self._authorized():
@@ -274,6 +329,23 @@ def _make_handler(server: ChatServer) -> type:
                 except Exception as exc:  # a respond() bug must surface as a 500, not a hang
                     self._error(500, f"respond failed: {exc!r}", "server_error")
                     return
-                self._send_json(200, payload)
+                self._send_completion(payload)
+
+        def _send_completion(self, payload: dict) -> None:
+            if server.pad_response_to:
+                payload["choices"][0]["message"]["content"] += PAD_MARKER
+            head, _, tail = json.dumps(payload).encode().partition(json.dumps(PAD_MARKER)[1:-1].encode())
+            padding = max(0, server.pad_response_to - len(head) - len(tail)) if server.pad_response_to else 0
+            length = len(head) + padding + len(tail)
+            if server.trickle_s:
+                self._send_body(200, self._trickled(head + tail), length)
+            else:
+                self._send_body(200, [head, *_padding(padding), tail], length)
+
+        def _trickled(self, data: bytes):
+            for i in range(len(data)):
+                if i and server._stopping.wait(server.trickle_s):
+                    return
+                yield data[i:i + 1]
 
     return Handler

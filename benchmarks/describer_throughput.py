@@ -46,7 +46,7 @@ def handler_rate(server: ChatServer, config: DescribeConfig, n: int) -> float:
     began = time.perf_counter()
     outcomes = describer.describe_batch(requests)
     elapsed = time.perf_counter() - began
-    describer.pool.shutdown()
+    describer.caller.close()
     assert all(o.description for o in outcomes), [o.message for o in outcomes if not o.description][:3]
     return (server.request_count - start) / elapsed
 

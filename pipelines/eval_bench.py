@@ -18,7 +18,7 @@ import hashlib
 import json
 import pathlib
 import shutil
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -27,7 +27,8 @@ from schemas import INSTANCES, SCORES
 from transforms.scoring.diagnostics import summarize
 from transforms.scoring.report import write_report
 from transforms.scoring.score import GroundTruthError, INSTANCE_COLUMNS, canonical_truth, score_prediction
-from transforms.scoring.tables import (INSTANCE_READ_COLUMNS, instance_files, iter_prediction_file,
+from transforms.progress import Progress
+from transforms.scoring.tables import (INSTANCE_READ_COLUMNS, file_rows, instance_files, iter_prediction_file,
                                        prediction_files, preferred_prediction, read_partitioned_file,
                                        read_rows, write_partition)
 
@@ -39,12 +40,20 @@ class ScoreJoined(beam.DoFn):
 
     REJECTED = "rejected"
 
-    def __init__(self):
+    def __init__(self, total: Optional[int] = None):
         super().__init__()
+        self.total = total
         self.counters = {name: beam.metrics.Metrics.counter("eval_bench", name)
                          for name in ("scored", "unparsed", "request_failed", "orphan", "bad_ground_truth")}
 
+    def setup(self):
+        self.progress = Progress("scoring", total=self.total, unit="predictions")
+
+    def teardown(self):
+        self.progress.close()
+
     def process(self, element):
+        self.progress.advance(len(element[1]["prediction"]))
         for row in self._rows(element):
             if isinstance(row, beam.pvalue.TaggedOutput):
                 self.counters["orphan"].inc()
@@ -115,6 +124,7 @@ class EvaluatePredictions(beam.PTransform):
     def __init__(self, instance_paths: Sequence[str], prediction_paths: Sequence[str], output: str):
         super().__init__()
         self.instance_paths, self.prediction_paths, self.output = instance_paths, prediction_paths, output
+        self.total = sum(file_rows(path) for path in prediction_paths)
 
     def expand(self, pipeline):
         instances = (pipeline
@@ -127,7 +137,7 @@ class EvaluatePredictions(beam.PTransform):
         predictions = read.ok | "PredictionById" >> beam.Map(lambda row: (row["instance_id"], row))
         scored = ({"instance": instances, "prediction": predictions}
                   | "Join" >> beam.CoGroupByKey()
-                  | "Score" >> beam.ParDo(ScoreJoined()).with_outputs(ScoreJoined.REJECTED, main="scores"))
+                  | "Score" >> beam.ParDo(ScoreJoined(self.total)).with_outputs(ScoreJoined.REJECTED, main="scores"))
         written = (scored.scores
                    | "ByModel" >> beam.Map(lambda row: (row["model"], row))
                    | "GroupModel" >> beam.GroupByKey()

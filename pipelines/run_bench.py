@@ -1,8 +1,9 @@
 """run-bench: a release's prompts -> an OpenAI-compatible chat endpoint -> predictions/model=M/.
 
     instance files ─► requests (instance x trial, not answered yet) ─► Reshuffle ─► QueryModel
-    QueryModel: up to `concurrency` requests in flight, retries with backoff; finished rows every
-                10 s (or 256 rows) ─► predictions/model=M/chunk-<hash>.parquet
+    QueryModel: asks through `transforms.llm.LLMCaller` (up to `concurrency` in flight, retries,
+                backoff, throttling); finished rows every 10 s (or 256 rows)
+                ─► predictions/model=M/chunk-<hash>.parquet
     then:       chunks + earlier part file ─► compact ─► predictions/model=M/part-00000.parquet
 
 Resumable: answers are flushed to chunk files while the run goes (names derived from their keys,
@@ -21,9 +22,8 @@ import concurrent.futures
 import dataclasses
 import hashlib
 import json
-import threading
 import time
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -31,9 +31,9 @@ from apache_beam.transforms.window import GlobalWindows
 
 from schemas import INSTANCES, PREDICTIONS
 from transforms.bench import prompts
-from transforms.bench.progress import Progress
 from transforms.bench.selection import CELL_COLUMNS, Selection, SelectionError, select
-from transforms.llm import ChatClient, LLMError, RetryPolicy, call_with_retries
+from transforms.llm import MAX_RESPONSE_BYTES, ChatClient, LLMCaller, RetryPolicy
+from transforms.progress import Progress
 from transforms.scoring.tables import (instance_files, parquet_payload, partition_path, preferred_prediction,
                                        read_partitioned_file, write_partition)
 from transforms.write import files
@@ -60,7 +60,8 @@ class RunConfig:
     reasoning_effort: Optional[str] = None
     concurrency: int = 4
     rate_limit: Optional[float] = None        # requests per second per worker; None: unlimited
-    timeout_s: float = 120.0
+    timeout_s: float = 120.0                  # total per request: connect, headers and the whole answer
+    max_response_bytes: int = MAX_RESPONSE_BYTES   # a larger answer is cut off and recorded as too large
     max_attempts: int = 5
     initial_backoff_s: float = 0.5
     seed: Optional[int] = None                # sent as `seed` = seed + trial, so sampled trials replay
@@ -78,16 +79,17 @@ class RunConfig:
             raise RunBenchError("rate-limit must be positive")
         if self.timeout_s <= 0:
             raise RunBenchError("timeout must be positive")
+        if self.max_response_bytes < 1:
+            raise RunBenchError("max-response-bytes must be positive")
         if not self.endpoint.startswith(("http://", "https://")):
             raise RunBenchError(f"endpoint must be an http:// or https:// URL, got {self.endpoint!r}")
 
-    def client(self) -> ChatClient:
+    def caller(self) -> LLMCaller:
         extra = {"reasoning_effort": self.reasoning_effort} if self.reasoning_effort else None
-        return ChatClient(self.endpoint, self.model, timeout_s=self.timeout_s, temperature=self.temperature,
-                          max_tokens=self.max_tokens, extra=extra)
-
-    def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(max_attempts=self.max_attempts, initial_backoff_s=self.initial_backoff_s)
+        client = ChatClient(self.endpoint, self.model, timeout_s=self.timeout_s, temperature=self.temperature,
+                            max_tokens=self.max_tokens, extra=extra, max_response_bytes=self.max_response_bytes)
+        return LLMCaller(client, RetryPolicy(max_attempts=self.max_attempts, initial_backoff_s=self.initial_backoff_s),
+                         concurrency=self.concurrency, rate_limit=self.rate_limit, thread_name="run-bench")
 
 
 def prompt_for(instance: Mapping[str, Any], mode: str, description: str) -> str:
@@ -116,56 +118,25 @@ def pending_requests(instance: Mapping[str, Any], config: RunConfig, answered: f
         yield {"instance_id": instance["instance_id"], "trial": trial, "prompt": prompt, "problem": problem}
 
 
-class RateLimiter:
-    """Spaces request starts at least 1/rate seconds apart across threads (no bursts)."""
-
-    def __init__(self, rate_per_s: Optional[float], clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep):
-        self.interval = 1.0 / rate_per_s if rate_per_s else 0.0
-        self.clock, self.sleep = clock, sleep
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def acquire(self) -> None:
-        if not self.interval:
-            return
-        with self._lock:
-            now = self.clock()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-        if slot > now:
-            self.sleep(slot - now)
-
-
-def ask(client: ChatClient, policy: RetryPolicy, limiter: RateLimiter, request: Mapping[str, Any],
-        config: RunConfig) -> dict:
+def ask(caller: LLMCaller, request: Mapping[str, Any], config: RunConfig) -> dict:
     """One prediction row: the response with its usage, or the final error after retries."""
     row = {"instance_id": request["instance_id"], "model": config.model, "trial": request["trial"],
            "prompt_mode": config.prompt_mode, "response": None, "input_tokens": None,
            "output_tokens": None, "latency_s": None, "attempts": 0, "error": request.get("problem")}
     if row["error"]:
         return row
-    messages = [{"role": "user", "content": request["prompt"]}]
-    errors: list[str] = []
-
-    def attempt():
-        limiter.acquire()
-        row["attempts"] += 1
-        started = time.monotonic()
-        result = client.complete(messages, extra=None if config.seed is None else {"seed": config.seed + row["trial"]})
-        row["latency_s"] = round(time.monotonic() - started, 6)
-        return result
-
+    seed = None if config.seed is None else {"seed": config.seed + row["trial"]}
     try:
-        result = call_with_retries(attempt, policy, on_error=lambda e, _: errors.append(e.kind))
-    except LLMError as exc:
-        earlier = f" (earlier attempts: {', '.join(errors[:-1])})" if len(errors) > 1 else ""
-        row["error"] = f"{exc.kind} after {row['attempts']} attempt(s): {exc}{earlier}"
-        return row
+        answer = caller.ask([{"role": "user", "content": request["prompt"]}], extra=seed)
     except Exception as exc:  # a client bug must still leave a row behind, never lose the request
-        row["error"] = f"unexpected {type(exc).__name__} after {row['attempts']} attempt(s): {exc}"
+        row["error"] = f"unexpected {type(exc).__name__}: {exc}"
         return row
-    row.update(response=result.content, input_tokens=result.prompt_tokens, output_tokens=result.completion_tokens)
+    row.update(attempts=answer.attempts, latency_s=answer.latency_s)
+    if answer.error is not None:
+        row["error"] = answer.describe_error()
+    else:
+        row.update(response=answer.result.content, input_tokens=answer.result.prompt_tokens,
+                   output_tokens=answer.result.completion_tokens)
     return row
 
 
@@ -183,18 +154,16 @@ def write_chunk(rows: Sequence[Mapping[str, Any]], output: str, model: str) -> N
 class QueryModel(beam.DoFn):
     """Keeps up to `concurrency` requests in flight; emits and flushes rows as they finish."""
 
-    def __init__(self, config: RunConfig, output: str, total: int = 0):
+    def __init__(self, config: RunConfig, output: str, total: Optional[int] = None):
         super().__init__()
         self.config, self.output, self.total = config, output, total
         self.answered = beam.metrics.Metrics.counter("run_bench", "answered")
         self.failed = beam.metrics.Metrics.counter("run_bench", "failed")
 
     def setup(self):
-        self.client = self.config.client()
-        self.policy = self.config.retry_policy()
-        self.limiter = RateLimiter(self.config.rate_limit)
-        self.pool = concurrent.futures.ThreadPoolExecutor(self.config.concurrency, thread_name_prefix="run-bench")
-        self.progress = Progress(self.total, f"run-bench {self.config.model} (this worker)")
+        self.caller = self.config.caller()
+        self.progress = Progress(f"run-bench {self.config.model} (this worker)", total=self.total, unit="requests")
+        self.failed_rows = 0
 
     def start_bundle(self):
         self.in_flight: set = set()
@@ -202,7 +171,7 @@ class QueryModel(beam.DoFn):
         self.flushed_at = time.monotonic()
 
     def process(self, request):
-        self.in_flight.add(self.pool.submit(ask, self.client, self.policy, self.limiter, request, self.config))
+        self.in_flight.add(self.caller.submit(ask, self.caller, request, self.config))
         if len(self.in_flight) >= 2 * self.config.concurrency:
             yield from self._collect(concurrent.futures.FIRST_COMPLETED)
 
@@ -212,7 +181,8 @@ class QueryModel(beam.DoFn):
         self._flush()
 
     def teardown(self):
-        self.pool.shutdown(wait=True)
+        self.caller.close()
+        self.progress.close()
 
     def _collect(self, return_when):
         if not self.in_flight:
@@ -221,7 +191,8 @@ class QueryModel(beam.DoFn):
         for future in sorted(done, key=lambda f: (f.result()["instance_id"], f.result()["trial"])):
             row = future.result()
             (self.failed if row["error"] else self.answered).inc()
-            self.progress.update()
+            self.failed_rows += bool(row["error"])
+            self.progress.advance(note=f"{self.failed_rows} failed" if self.failed_rows else "")
             self.unflushed.append(row)
             yield row
         if len(self.unflushed) >= FLUSH_ROWS or time.monotonic() - self.flushed_at >= FLUSH_SECONDS:

@@ -21,6 +21,7 @@ EXIT_CODES = """exit codes:
 COMMANDS = {
     "build-corpus": ("runners.cmd_build_corpus", "extract theorem-like statements into Parquet tables", True),
     "sql": ("runners.cmd_sql", "DuckDB over a corpus or benchmark directory's tables as views", False),
+    "export": ("runners.cmd_export", "a corpus as a Hugging Face dataset, a DuckDB file or CSV", False),
     "search": ("runners.cmd_search", "semantic / lexical / hybrid theorem search", False),
     "serve": ("runners.cmd_serve", "read-only HTTP search API (POST /search)", False),
     "eval-retrieval": ("runners.cmd_eval_retrieval", "Hit@k and MRR of search modes on a query set", False),

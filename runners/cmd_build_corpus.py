@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import os
 import sys
@@ -177,6 +178,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     if embed is not None:
         _check_model_installed(embed)
     progress = not args.no_progress
+    describe = dataclasses.replace(describe, progress=progress)
+    embed = dataclasses.replace(embed, progress=progress) if embed is not None else None
     total = source.count_papers(inputs) if progress else None
     read = ReadConfig(source=args.source, limits=corpus_limits(args), staging=staging_dir(args.output),
                       total_papers=total, progress=progress, describe_context=getattr(describe, "context", "body"),

@@ -37,7 +37,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--concurrency", type=int, default=4, help="requests in flight per worker (default 4)")
     parser.add_argument("--rate-limit", type=float, default=None, metavar="RPS",
                         help="at most this many request starts per second per worker")
-    parser.add_argument("--timeout", type=float, default=120.0, metavar="S", help="seconds per request (default 120)")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="S",
+                        help="total seconds per request, answer included (default 120)")
+    parser.add_argument("--max-response-bytes", type=int, default=8 * 1024 * 1024, metavar="N",
+                        help="a larger answer is cut off and recorded as too large (default 8 MiB)")
     parser.add_argument("--max-attempts", type=int, default=5, help="attempts per request before recording a failure")
     parser.add_argument("--backoff", type=float, default=0.5, metavar="S", help="first retry's backoff (doubles)")
     parser.add_argument("--tasks", default=None, metavar="IDS",
@@ -67,7 +70,8 @@ def run(args, beam_args) -> int:
             prompt_mode=prompts.normalize_mode(args.prompt_mode), description=args.description,
             temperature=args.temperature, max_tokens=args.max_tokens, reasoning_effort=args.reasoning_effort,
             concurrency=args.concurrency, rate_limit=args.rate_limit, timeout_s=args.timeout,
-            max_attempts=args.max_attempts, initial_backoff_s=args.backoff, seed=args.seed)
+            max_response_bytes=args.max_response_bytes, max_attempts=args.max_attempts,
+            initial_backoff_s=args.backoff, seed=args.seed)
         flags = check_services(apply_preset(args.preset, beam_args))
         result = run_bench.run(args.instances, args.output, config, flags, selection)
     except (InputError, run_bench.RunBenchError) as exc:

@@ -138,3 +138,73 @@ def test_serve_command_over_loopback(corpus):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+class Terminal:
+    """`thmforge sql` on a real pseudo-terminal of 80 columns: what a user at a shell sees."""
+
+    def __init__(self, corpus, home, columns=80):
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        env = {**os.environ, "HOME": str(home), "COLUMNS": str(columns), "TERM": "xterm"}
+        self.proc = subprocess.Popen([sys.executable, "-m", "runners.cli", "sql", str(corpus)],
+                                     stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+        os.close(slave)
+        self.seen = b""
+
+    def wait_for(self, text: bytes, limit_s: float = 120) -> bytes:
+        """Read the terminal until `text` appears after what was already consumed (or the program ends)."""
+        import select
+
+        start = len(self.seen)
+        while text not in self.seen[start:]:
+            ready, _, _ = select.select([self.master], [], [], limit_s)
+            assert ready, f"no {text!r} on the terminal; it shows {self.seen[-500:]!r}"
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:          # the program ended: the terminal closed
+                chunk = b""
+            if not chunk:
+                break
+            self.seen += chunk
+        return self.seen[start:]
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def close(self) -> int:
+        self.type("\x04")            # Ctrl-D at an empty prompt ends the session
+        self.wait_for(b"\x00never")  # everything up to the end
+        os.close(self.master)
+        return self.proc.wait(timeout=60)
+
+
+def table_cells(shown: bytes) -> list[str]:
+    """The values of a one-column table DuckDB drew (not the echo of the typed line)."""
+    rows = [line.strip("│ \r") for line in shown.decode("utf-8", "replace").splitlines() if line.startswith("│")]
+    return [row for row in rows if row not in ("n", "int32")]
+
+
+def test_sql_on_a_terminal_edits_lines_keeps_history_and_fits_the_width(corpus, tmp_path):
+    terminal = Terminal(corpus, tmp_path)
+    try:
+        terminal.wait_for(b"thmforge> ")
+        terminal.type("SELECT 3 AS n;\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D\x1b[D4\r")   # left 7: before "3", type 4
+        assert table_cells(terminal.wait_for(b"thmforge> ")) == ["43"]
+        terminal.type("\x1b[A\r")                                                     # up: the same line again
+        assert table_cells(terminal.wait_for(b"thmforge> ")) == ["43"]
+        terminal.type("SELECT theorem_id, embedding FROM theorems ORDER BY theorem_id LIMIT 2;\r")
+        table = terminal.wait_for(b"thmforge> ")
+    finally:
+        code = terminal.close()
+    assert code == 0
+    lines = [line for line in table.decode("utf-8", "replace").splitlines() if line.startswith(("│", "┌", "└"))]
+    assert lines and all(len(line.rstrip()) <= 80 for line in lines)
+    assert "(384 values)" in table.decode()
+    history = (tmp_path / ".thmforge_sql_history").read_text()
+    assert "SELECT 43 AS n;" in history

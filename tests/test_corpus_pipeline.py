@@ -261,7 +261,7 @@ def test_shared_arxiv_corpus(shared_corpora, tmp_path, capsys):
             str(shared_corpora / "arxiv" / "arxiv-metadata-oai-snapshot.json"), "--output", str(output),
             "--embed-model", "none"]
     assert main(args) == 0
-    assert "9 of 9 papers done" in capsys.readouterr().err        # progress of a local run
+    assert "extracting: 9/9 papers (100%)" in capsys.readouterr().err        # progress of a local run
     papers = dict((p, (s, n)) for p, s, n in query(output, "SELECT paper_id, status, n_statements FROM papers"))
     assert len(papers) == 9 and query(output, "SELECT count(DISTINCT paper_id) FROM papers")[0][0] == 9
     assert papers.pop("arxiv:2101.99007") == ("skipped", 0)

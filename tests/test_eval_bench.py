@@ -52,7 +52,7 @@ def release(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_oracle_scores_one_everywhere_and_bad_records_are_kept(release, tmp_path):
+def test_oracle_scores_one_everywhere_and_bad_records_are_kept(release, tmp_path, capsys):
     root, rows = release
     predictions = tmp_path / "predictions.jsonl"
     with open(predictions, "w") as handle:
@@ -67,6 +67,8 @@ def test_oracle_scores_one_everywhere_and_bad_records_are_kept(release, tmp_path
                                  "response": None, "error": "timeout after 5 attempt(s)"}) + "\n")
     out = tmp_path / "eval"
     assert main(["eval-bench", "--instances", str(root), "--predictions", str(predictions), "--output", str(out)]) == 0
+    lines = len(rows) * TRIALS + 3                 # the bad line is counted in the total, never scored
+    assert f"thmforge: scoring: {lines - 1}/{lines} predictions" in capsys.readouterr().err
 
     con = duckdb.connect()
     con.execute(SCORES.view_sql(str(out)))

@@ -105,10 +105,19 @@ def test_readme_sql_runs_in_plain_duckdb(tmp_path, monkeypatch):
                            "--no-progress", "--output", str(out)], cwd=tmp_path, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
     assert done.returncode == 0, done.stderr
-    (sql,) = _blocks("sql")
+    raw, exported = _blocks("sql")
     monkeypatch.chdir(tmp_path)
     con = duckdb.connect()
-    for statement in con.extract_statements(sql):
+    for statement in con.extract_statements(raw):
         con.execute(statement.query)
     assert con.execute("SELECT typeof(year) FROM theorems LIMIT 1").fetchone() == ("INTEGER",)
-    assert con.execute("SELECT count(*) FROM theorems").fetchone()[0] > 0
+    statements = con.execute("SELECT count(*) FROM theorems").fetchone()[0]
+    assert statements > 0
+    # the exported DuckDB file answers the export paragraph's queries (a fresh process: test_export.py)
+    done = subprocess.run([sys.executable, "-m", "runners.cli", "export", str(out), "--format", "duckdb",
+                           "--output", "out/corpus.duckdb"], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=600)
+    assert done.returncode == 0, done.stderr
+    con = duckdb.connect()
+    results = [con.execute(statement.query).fetchall() for statement in con.extract_statements(exported)]
+    assert sum(n for _, n in results[2]) == statements

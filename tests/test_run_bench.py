@@ -8,10 +8,11 @@ import pytest
 
 from benchmarks.chat_server import ChatServer, FaultPlan
 from benchmarks.heuristic_policy import respond
-from pipelines.run_bench import RateLimiter, RunBenchError, RunConfig, answered_keys, write_chunk
+from pipelines.run_bench import RunBenchError, RunConfig, answered_keys, write_chunk
 from runners.cli import main
 from test_eval_bench import release_rows
 from transforms.bench import prompts
+from transforms.llm import RateLimiter
 from transforms.scoring.tables import write_instances
 
 MODEL = "loopback/heuristic"
@@ -30,7 +31,7 @@ def predictions(out):
 
 def run_bench(release, out, server, *extra):
     return main(["run-bench", "--instances", str(release), "--model", MODEL, "--endpoint", server.url,
-                 "--output", str(out), "--trials", "2", "--timeout", "0.3", "--max-attempts", "3",
+                 "--output", str(out), "--trials", "2", "--timeout", "5", "--max-attempts", "3",
                  "--backoff", "0.01", "--concurrency", "4", *extra])
 
 
@@ -38,10 +39,10 @@ def run_bench(release, out, server, *extra):
 def test_faults_end_in_a_prediction_or_a_recorded_failure_and_resume_asks_only_those(small_release, tmp_path):
     release, rows = small_release
     faults = FaultPlan(rate_429=0.15, rate_500=0.2, rate_timeout=0.08, rate_malformed=0.15,
-                       retry_after_s=0.02, timeout_sleep_s=0.6, seed=3)
+                       retry_after_s=0.02, timeout_sleep_s=4.0, seed=3)
     out = tmp_path / "run"
     with ChatServer(respond=respond, faults=faults) as server:
-        code = run_bench(release, out, server)
+        code = run_bench(release, out, server, "--timeout", "2")
         first_requests = server.request_count
         assert set(server.fault_counts) == {"429", "500", "timeout", "malformed"}
     first = predictions(out)
@@ -82,24 +83,14 @@ def test_faults_end_in_a_prediction_or_a_recorded_failure_and_resume_asks_only_t
 @pytest.mark.slow
 def test_concurrency_is_bounded_and_prompt_mode_is_rendered(small_release, tmp_path):
     release, rows = small_release
-    lock, state = threading.Lock(), {"now": 0, "max": 0}
-
-    def slow_respond(body):
-        with lock:
-            state["now"] += 1
-            state["max"] = max(state["max"], state["now"])
-        time.sleep(0.05)
-        with lock:
-            state["now"] -= 1
-        return respond(body)
-
-    with ChatServer(respond=slow_respond) as server:
+    with ChatServer(respond=respond, hold_until_in_flight=3) as server:    # counts in flight itself
         assert run_bench(release, tmp_path / "run", server, "--prompt-mode", "answer-only", "--concurrency", "3",
-                         "--seed", "10", "--temperature", "0.7", "--max-tokens", "64", "--reasoning-effort", "low") == 0
+                         "--seed", "10", "--temperature", "0.7", "--max-tokens", "64", "--reasoning-effort", "low",
+                         "--timeout", "60") == 0
         sent = [b["messages"][0]["content"] for b in server.requests]
         options = {(b["seed"], b["temperature"], b["max_tokens"], b["reasoning_effort"]) for b in server.requests}
     assert options == {(10, 0.7, 64, "low"), (11, 0.7, 64, "low")}
-    assert 2 <= state["max"] <= 3
+    assert server.max_in_flight == 3
     expected = [prompts.render(json.loads(r["prompt_parts"]), "answer-only") for r in rows]
     assert sorted(sent) == sorted(expected * 2)
     with pytest.raises(RunBenchError, match="prompt mode answer-only"):
@@ -172,3 +163,34 @@ def test_a_subset_asks_only_its_cells_and_reports_progress(tmp_path, capsys):
     assert main(["run-bench", "--instances", str(release), "--model", MODEL, "--endpoint", "http://127.0.0.1:9",
                  "--output", str(out), "--tasks", "nope/x"]) == 2
     assert "the release has no tasks nope/x" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def tiny_release(tmp_path_factory):
+    return write_instances(release_rows()[:2], tmp_path_factory.mktemp("tiny"))
+
+
+def test_flood_responses_are_recorded_as_too_large(tiny_release, tmp_path):
+    with ChatServer(respond=respond, pad_response_to=50_000_000) as server:
+        code = run_bench(tiny_release, tmp_path / "run", server, "--trials", "1", "--max-response-bytes", "100000",
+                         "--timeout", "60")
+        assert server.request_count == 2                   # too large is not retried
+    rows = predictions(tmp_path / "run")
+    assert code == 1 and len(rows) == 2
+    assert all(r["response"] is None and r["error"].startswith("response-too-large after 1 attempt(s)")
+               for r in rows)
+
+
+def test_timeout_bounds_the_whole_request_against_a_trickling_endpoint(tiny_release, tmp_path):
+    with ChatServer(respond=respond, trickle_s=0.5) as server:       # minutes per body, a byte each 0.5 s
+        code = run_bench(tiny_release, tmp_path / "run", server, "--trials", "1", "--timeout", "1",
+                         "--max-attempts", "2")
+        assert server.request_count == 4
+    rows = predictions(tmp_path / "run")
+    assert code == 1 and all(r["error"].startswith("timeout after 2 attempt(s)") for r in rows)
+
+
+def test_progress_counts_every_request_against_the_total(tiny_release, tmp_path, capsys):
+    with ChatServer(respond=respond) as server:
+        assert run_bench(tiny_release, tmp_path / "run", server, "--trials", "3") == 0
+    assert f"thmforge: run-bench {MODEL} (this worker): 6/6 requests (100%)" in capsys.readouterr().err

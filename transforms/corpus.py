@@ -10,8 +10,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import sys
-import time
 import unicodedata
 import urllib.parse
 from typing import Iterable, Optional
@@ -23,6 +21,7 @@ from schemas import PAPERS
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
 from transforms.sources import make_source
 from transforms.sources.base import InputIndex, input_name, metadata_lines, unique_refs
+from transforms.progress import Progress
 
 METRICS_NAMESPACE = "thmforge.corpus"
 PAPERS_TAG, THEOREMS_TAG, FAILURES_TAG, INPUTS_TAG = "papers", "theorems", "failures", "inputs"
@@ -249,8 +248,13 @@ class ExtractPapers(beam.DoFn):
 
     def setup(self):
         self.source = self.config.make_source()
-        self.done = self.found = 0
-        self.last_report = 0.0
+        self.found = 0
+        where = "" if os.getpid() == self.config.launcher_pid else f" (worker {os.getpid()})"
+        self.progress = Progress(f"extracting{where}", total=self.config.total_papers, unit="papers",
+                                 enabled=self.config.progress)
+
+    def teardown(self):
+        self.progress.close()
 
     def process(self, element):
         ref, record = element
@@ -266,7 +270,8 @@ class ExtractPapers(beam.DoFn):
         self.counters[outcome.paper["status"]].inc()
         self.statements.inc(len(outcome.theorems))
         self.failures.inc(len(outcome.failures))
-        self._progress(len(outcome.theorems))
+        self.found += len(outcome.theorems)
+        self.progress.advance(note=f"{self.found} statements found")
         yield outcome.paper
         context = self._describe_context(outcome)
         for row in outcome.theorems:
@@ -284,14 +289,3 @@ class ExtractPapers(beam.DoFn):
             return {INTRODUCTION_KEY: outcome.introduction}
         return {}
 
-    def _progress(self, statements: int) -> None:
-        self.done += 1
-        self.found += statements
-        now = time.monotonic()
-        last = self.config.total_papers is not None and self.done >= self.config.total_papers
-        if self.config.progress and (now - self.last_report >= 1.0 or last):
-            self.last_report = now
-            total = f" of {self.config.total_papers}" if self.config.total_papers is not None else ""
-            where = "" if os.getpid() == self.config.launcher_pid else f" (worker {os.getpid()})"
-            print(f"thmforge{where}: {self.done}{total} papers done, {self.found} statements found",
-                  file=sys.stderr, flush=True)

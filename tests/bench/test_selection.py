@@ -1,9 +1,8 @@
-"""run-bench subsets and the progress line, as plain functions (no model, no clock waits)."""
+"""run-bench subsets as plain functions (no model); the progress line: tests/test_progress.py."""
 import io
 
 import pytest
 
-from transforms.bench.progress import Progress
 from transforms.bench.selection import Selection, SelectionError, parse_list, select
 
 
@@ -37,16 +36,3 @@ def test_unknown_names_and_empty_selections_are_errors():
         select(rows(), Selection(tasks=frozenset({"kd_tree"}), suites=frozenset({"main"})))
     with pytest.raises(SelectionError, match="at least 1"):
         Selection(limit=0)
-
-
-def test_progress_reports_rate_and_eta_at_intervals():
-    now = [100.0]
-    out = io.StringIO()
-    progress = Progress(200, "run-bench m", every_s=5.0, clock=lambda: now[0], out=out)
-    now[0] = 102.0
-    assert progress.update(10) is None                       # within the interval: quiet
-    now[0] = 110.0
-    assert progress.update(40) == "run-bench m: 50/200 (5.0/s, ETA 30s)"
-    now[0] = 140.0
-    assert progress.update(150) == "run-bench m: 200/200 (5.0/s, done)"
-    assert out.getvalue().splitlines() == ["run-bench m: 50/200 (5.0/s, ETA 30s)", "run-bench m: 200/200 (5.0/s, done)"]

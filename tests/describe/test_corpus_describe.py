@@ -14,7 +14,7 @@ SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "samples" / "arxiv"
 
 
 @pytest.mark.slow
-def test_build_corpus_with_openai_describer_then_cached_rerun(tmp_path):
+def test_build_corpus_with_openai_describer_then_cached_rerun(tmp_path, capsys):
     bundles = sorted(str(p) for p in SAMPLE.glob("*.tar"))
     if not bundles:
         pytest.skip("no sample bundles")
@@ -22,15 +22,19 @@ def test_build_corpus_with_openai_describer_then_cached_rerun(tmp_path):
     with ChatServer(respond=words_answer) as server:
         argv = ["build-corpus", "--input", *bundles, "--metadata", str(SAMPLE / "arxiv-metadata-oai-snapshot.json"),
                 "--output", str(out), "--describer", "openai", "--llm-endpoint", server.url, "--llm-model", "loopback",
-                "--describe-context", "body+abstract", "--embed-model", "none", "--no-progress"]
+                "--describe-context", "body+abstract", "--embed-model", "none"]
         assert main(argv) == 0
         first = server.request_count
+        progress = capsys.readouterr().err
+        argv.append("--no-progress")
         server.reset()
         assert main(argv) == 0
         assert server.request_count == 0
     manifest = json.loads((out / "manifest.json").read_text())
     statements = manifest["counts"]["statements"]
     assert statements > 0 and 0 < first <= statements
+    assert f"thmforge: describing: {statements} statements" in progress
+    assert "thmforge: extracting: " in progress and " papers (100%)" in progress
     described = manifest["describer"]
     assert described["described"] == statements and described["run_requests"] == 0
     assert described["run_cache_hits"] == statements

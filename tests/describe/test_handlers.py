@@ -18,19 +18,21 @@ def requests(n, prefix="Statement"):
 
 def config(endpoint, **overrides):
     values = dict(describer="openai", llm_endpoint=endpoint, llm_model="m", concurrency=4, cache_dir="unused",
-                  llm_timeout_s=0.5, initial_backoff_s=0.01, max_backoff_s=0.05, throttle_delay_s=0.01)
+                  llm_timeout_s=10, initial_backoff_s=0.01, max_backoff_s=0.05, throttle_delay_s=0.01)
     values.update(overrides)
     return DescribeConfig(**values)
 
 
 def test_openai_handler_is_a_remote_handler_with_bounded_concurrency():
-    with ChatServer(respond=words_answer, delay_s=0.05) as server:
-        handler = OpenAIDescribeHandler(config(server.url))
-        assert isinstance(handler, RemoteModelHandler)
+    # The server holds requests until four are in flight and counts them itself: a client bounded
+    # at four shows exactly four on any machine, one that allowed more would show more.
+    with ChatServer(respond=words_answer, hold_until_in_flight=4) as server:
+        handler = OpenAIDescribeHandler(config(server.url, llm_timeout_s=60))
+        assert isinstance(handler, RemoteModelHandler) and handler.num_retries == 0
         assert handler.batch_elements_kwargs() == {"min_batch_size": 1, "max_batch_size": 16}
         model = handler.load_model()
         results = list(handler.run_inference(requests(16), model))
-        assert server.max_in_flight == 4              # four threads busy at once, never more
+        assert server.max_in_flight == 4
     assert [r.example.key for r in results] == [f"k{i}" for i in range(16)]
     assert all(r.inference.description.startswith("A result about statement") for r in results)
 

@@ -12,7 +12,7 @@ from transforms.describe.transform import row_key
 
 def llm_config(server, tmp_path, **overrides):
     args = ["--describer", "openai", "--llm-endpoint", server.url, "--llm-model", "tiny-llm",
-            "--llm-concurrency", "4", "--llm-timeout", "0.5", "--describe-cache", str(tmp_path / "cache")]
+            "--llm-concurrency", "4", "--llm-timeout", "2", "--describe-cache", str(tmp_path / "cache")]
     values = dict(initial_backoff_s=0.01, max_backoff_s=0.1, throttle_delay_s=0.01)
     values.update(overrides)
     return DescribeConfig.from_options(PipelineOptions(args), **values)
@@ -60,7 +60,7 @@ def test_prompt_carries_template_and_context(rows, tmp_path):
 
 def test_transient_faults_are_retried_until_success(rows, tmp_path):
     plan = FaultPlan(rate_429=0.25, rate_500=0.25, rate_timeout=0.15, rate_malformed=0.15, seed=1,
-                     retry_after_s=0.02, timeout_sleep_s=1.0, faulty_attempts=3)
+                     retry_after_s=0.02, timeout_sleep_s=4.0, faulty_attempts=3)
     with ChatServer(respond=words_answer, faults=plan) as server:
         out, failures, run = run_describe(rows, llm_config(server, tmp_path, max_attempts=4), tmp_path)
         faults = dict(server.fault_counts)
@@ -100,16 +100,16 @@ def test_exhausted_retries_keep_the_row_and_record_the_reason(rows, tmp_path):
         out, failures, run = run_describe(rows[:2], llm_config(server, tmp_path, max_attempts=2), tmp_path)
     assert [r["description"] for r in out] == [None, None]
     assert {f["error_class"] for f in failures} == {"server-error"}
-    assert all("after 2 attempts" in f["message"] for f in failures)
+    assert all("after 2 attempt(s)" in f["message"] for f in failures)
     assert run["run_requests"] == 4
 
 
 def test_twenty_percent_errors_every_statement_accounted_for(tmp_path):
     rows = [make_row(i, f"Statement number {i} about object{i} holds.") for i in range(40)]
     plan = FaultPlan(rate_429=0.05, rate_500=0.05, rate_timeout=0.05, rate_malformed=0.05, seed=7,
-                     retry_after_s=0.01, timeout_sleep_s=0.6)
+                     retry_after_s=0.01, timeout_sleep_s=4.0)
     with ChatServer(respond=words_answer, faults=plan) as server:
-        config = llm_config(server, tmp_path, max_attempts=2, llm_timeout_s=0.3, concurrency=8)
+        config = llm_config(server, tmp_path, max_attempts=2, llm_timeout_s=2, concurrency=8)
         out, failures, run = run_describe(rows, config, tmp_path)
     totals = summarize(out, failures)
     manifest = config.manifest({**totals, **run})

@@ -38,9 +38,11 @@ def run_embed(rows, config, tmp_path):
     return {r["theorem_id"]: r for r in read("rows")}, read("failures")
 
 
-def test_embeds_description_else_statement_and_optionally_the_statement(tmp_path, encoder):
-    config = EmbedConfig.from_options(PipelineOptions(["--embed-statements", "--embed-batch-size", "2"]))
+def test_embeds_description_else_statement_and_optionally_the_statement(tmp_path, encoder, capsys):
+    config = EmbedConfig.from_options(PipelineOptions(["--embed-statements", "--embed-batch-size", "2"]),
+                                      progress=True)
     rows, failures = run_embed(ROWS, config, tmp_path)
+    assert "thmforge: embedding: 2 statements" in capsys.readouterr().err
     assert set(rows) == {"t1", "t2", "t3"}
     expected = encoder.encode_documents([ROWS[0]["description"], ROWS[1]["statement_text"],
                                          ROWS[0]["statement_text"]])

@@ -1,11 +1,12 @@
-"""The chat client against the real loopback server: success, every fault class, retries."""
+"""The chat client and caller against the real loopback server: success, every fault class, retries,
+the total deadline, the size cap and the concurrency bound."""
 import time
 
 import pytest
 
 from benchmarks.chat_server import ChatServer, FaultPlan
-from transforms.llm import (API_KEY_ENV, ChatClient, LLMTimeout, MalformedResponse, RateLimited,
-                            RequestRejected, RetryPolicy, ServerError, build_chat_body, call_with_retries,
+from transforms.llm import (API_KEY_ENV, ChatClient, LLMCaller, LLMTimeout, MalformedResponse, RateLimited,
+                            RequestRejected, ResponseTooLarge, RetryPolicy, ServerError, build_chat_body, call_with_retries,
                             chat_completions_url, parse_retry_after)
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "two plus two"}]
@@ -105,3 +106,58 @@ def test_client_pickles_and_bypasses_proxies_for_loopback(monkeypatch):
         assert client.complete(MESSAGES).content == "two plus two"
         copy = pickle.loads(pickle.dumps(client))
         assert copy.complete(MESSAGES).content == "two plus two"
+
+
+def test_timeout_is_a_total_deadline_against_a_trickling_endpoint():
+    # 0.2 s between bytes is always inside a per-read timeout of 1 s, and the whole body (some
+    # 300 bytes) takes a minute: a client without a total deadline would return it complete.
+    with ChatServer(trickle_s=0.2) as server:
+        with pytest.raises(LLMTimeout, match="no complete answer"):
+            ChatClient(server.url, "m", timeout_s=1).complete(MESSAGES)
+        assert server.request_count == 1
+
+
+def test_a_flood_is_refused_after_reading_at_most_the_cap():
+    import tracemalloc
+
+    with ChatServer(pad_response_to=50_000_000) as server:
+        client = ChatClient(server.url, "m", timeout_s=60, max_response_bytes=100_000)
+        tracemalloc.start()
+        with pytest.raises(ResponseTooLarge, match="exceeds 100000 bytes") as info:
+            client.complete(MESSAGES)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    assert not info.value.retryable
+    assert peak < 5_000_000                      # the 50 MB body was never held
+
+
+def test_a_response_without_length_is_cut_at_the_cap():
+    with ChatServer(pad_response_to=300_000) as server:
+        client = ChatClient(server.url, "m", timeout_s=60, max_response_bytes=1_000_000)
+        assert len(client.complete(MESSAGES).content) > 250_000       # under the cap: accepted
+        client.max_response_bytes = 200_000
+        with pytest.raises(ResponseTooLarge):
+            client.complete(MESSAGES)
+
+
+def test_caller_bounds_requests_in_flight_and_reports_each_answer():
+    with ChatServer(hold_until_in_flight=3, faults=FaultPlan(rate_500=1.0, faulty_attempts=1)) as server:
+        caller = LLMCaller(ChatClient(server.url, "m", timeout_s=60),
+                           RetryPolicy(max_attempts=3, initial_backoff_s=0.01), concurrency=3)
+        prompts = [[{"role": "user", "content": f"question {i}"}] for i in range(12)]
+        answers = caller.map(caller.ask, prompts)
+        caller.close()
+        assert server.max_in_flight == 3
+    assert [a.result.content for a in answers] == [f"question {i}" for i in range(12)]
+    assert all(a.attempts == 2 and a.error_kinds == ["server-error"] for a in answers)
+
+
+def test_caller_answer_says_why_it_failed():
+    with ChatServer(faults=FaultPlan(rate_429=1.0, retry_after_s=0)) as server:
+        caller = LLMCaller(ChatClient(server.url, "m"), RetryPolicy(max_attempts=2, initial_backoff_s=0.01),
+                           concurrency=1, throttle_delay_s=0.01)
+        answer = caller.ask(MESSAGES)
+        caller.close()
+    assert answer.result is None and isinstance(answer.error, RateLimited) and answer.attempts == 2
+    assert answer.describe_error().startswith("rate-limited after 2 attempt(s): HTTP 429")
+    assert "(earlier attempts: rate-limited)" in answer.describe_error()

@@ -10,7 +10,8 @@ from transforms.embed.encoder import Encoder, EncoderConfig
 PAPERS_ROWS = [
     dict(paper_id="arxiv:2101.00001", source="arxiv", source_id="2101.00001", title="Sequences and series of reals",
          authors=["Ada Lovelace", "Bernhard O'Riemann"], categories=["math.CA", "math.GM"], primary_category="math.CA",
-         year=2021, url="https://arxiv.org/abs/2101.00001", status="ok"),
+         year=2021, url="https://arxiv.org/abs/2101.00001", status="ok",
+         license="http://creativecommons.org/licenses/by/4.0/"),
     dict(paper_id="arxiv:1901.00002", source="arxiv", source_id="1901.00002", title="Notes on point-set topology",
          authors=["Felix Hausdorff"], categories=["math.GN"], primary_category="math.GN", year=2019,
          url="https://arxiv.org/abs/1901.00002", status="ok"),

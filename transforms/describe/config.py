@@ -46,6 +46,7 @@ class DescribeConfig:
     context_chars: int = 4000
     template: str = DEFAULT_TEMPLATE
     cache_dir: Optional[str] = None
+    progress: bool = False                        # progress of the LLM describing on stderr
     cache_flush_every: int = 64
     price_input_per_1k: float = 0.0
     price_output_per_1k: float = 0.0

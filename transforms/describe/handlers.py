@@ -1,26 +1,23 @@
 """RunInference model handlers for LLM describers: `openai` (any compatible endpoint) and `vllm`.
 
 Beam's RunInference retries and dead-letters whole batches, so one bad statement would fail or
-re-pay its neighbours. Here each element is handled on its own inside the batch: retries with
-backoff (honouring Retry-After), client-side adaptive throttling (Beam's `AdaptiveThrottler`, fed
-per attempt), answer validation with one stricter retry, and a thread pool bounding concurrency.
-A request never raises for one element: it returns a `DescribeOutcome` with the reason instead.
+re-pay its neighbours. Here each element is handled on its own inside the batch through the shared
+`transforms.llm.LLMCaller` (retries, backoff, Retry-After, adaptive throttling and bounded
+concurrency live there, once), plus answer validation with one stricter retry. A request never
+raises for one element: it returns a `DescribeOutcome` with the reason instead. Beam's own
+`RemoteModelHandler` retry is therefore off (`num_retries=0`): it would only repeat whole batches.
 """
 from __future__ import annotations
 
-import concurrent.futures
-import threading
-import time
 from typing import Any, Iterable, Optional, Sequence
 
-from apache_beam.io.components.adaptive_throttler import AdaptiveThrottler
 from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult, RemoteModelHandler
 
 from transforms.describe.prompts import PromptTemplate, first_messages, load_template, stricter_messages
 from transforms.describe.records import DescribeOutcome, DescribeRequest
 from transforms.describe.validate import clean_answer, rejection_reason, to_ascii
-from transforms.llm import ChatClient, LLMError, RetryPolicy, call_with_retries
+from transforms.llm import ChatClient, LLMCaller, RetryPolicy
 
 NAMESPACE = "thmforge.describe"
 
@@ -28,20 +25,13 @@ NAMESPACE = "thmforge.describe"
 class RemoteDescriber:
     """Describes requests against one chat endpoint; shared by the threads of one worker process."""
 
-    def __init__(self, client: ChatClient, template: PromptTemplate, *, concurrency: int, policy: RetryPolicy,
-                 throttle_delay_s: float = 1.0, keep_alive: Any = None):
-        self.client = client
+    def __init__(self, caller: LLMCaller, template: PromptTemplate, *, keep_alive: Any = None):
+        self.caller = caller
         self.template = template
-        self.policy = policy
-        self.throttle_delay_s = throttle_delay_s
-        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="describe")
-        self._throttler = AdaptiveThrottler(window_ms=60_000, bucket_ms=1_000, overload_ratio=2)
-        self._throttler_lock = threading.Lock()
-        self._throttled_until = 0.0
         self._keep_alive = keep_alive   # e.g. the vLLM server process handle
 
     def describe_batch(self, batch: Sequence[DescribeRequest]) -> list[DescribeOutcome]:
-        return list(self.pool.map(self.describe, batch))
+        return self.caller.map(self.describe, batch)
 
     def describe(self, request: DescribeRequest) -> DescribeOutcome:
         """Ask, validate, ask once more strictly if needed; never raises for a bad element."""
@@ -51,55 +41,26 @@ class RemoteDescriber:
         rejected = 0
         try:
             for strict in (False, True):
-                answer = self._ask(messages, tally)
-                text = clean_answer(answer)
+                answer = self.caller.ask(messages)
+                tally["requests"] += answer.attempts
+                tally["throttled"] += answer.throttled
+                if answer.error is not None:
+                    return DescribeOutcome(request.key, None, rejected_answers=rejected,
+                                           error_class=answer.error.kind, message=answer.describe_error(), **tally)
+                tally["input_tokens"] += answer.result.prompt_tokens or 0
+                tally["output_tokens"] += answer.result.completion_tokens or 0
+                text = clean_answer(answer.result.content)
                 reason = rejection_reason(text)
                 if reason is None:
                     return DescribeOutcome(request.key, to_ascii(text), rejected_answers=rejected, **tally)
                 rejected += 1
                 if not strict:
-                    messages = stricter_messages(self.template, messages, answer, reason)
+                    messages = stricter_messages(self.template, messages, answer.result.content, reason)
             return DescribeOutcome(request.key, None, rejected_answers=rejected, error_class="invalid-description",
                                    message=f"answer rejected twice, last: {reason}", **tally)
-        except LLMError as error:
-            return DescribeOutcome(request.key, None, rejected_answers=rejected, error_class=error.kind,
-                                   message=f"{type(error).__name__} after {tally['requests']} attempts: {error}",
-                                   **tally)
         except Exception as error:  # a bug or an unexpected client failure: isolate it to this element
             return DescribeOutcome(request.key, None, rejected_answers=rejected, error_class=type(error).__name__,
                                    message=str(error)[:500], **tally)
-
-    def _ask(self, messages: list[dict], tally: dict) -> str:
-        def attempt():
-            self._wait_if_throttled(tally)
-            tally["requests"] += 1
-            try:
-                result = self.client.complete(messages)
-            except LLMError:
-                self._record_attempt(success=False)
-                raise
-            self._record_attempt(success=True)
-            tally["input_tokens"] += result.prompt_tokens or 0
-            tally["output_tokens"] += result.completion_tokens or 0
-            return result.content
-        return call_with_retries(attempt, self.policy)
-
-    def _record_attempt(self, success: bool) -> None:
-        """Feed Beam's adaptive throttler with a finished attempt (in-flight ones are not failures yet);
-        when it says the endpoint is overloaded, every thread holds off for `throttle_delay_s`."""
-        with self._throttler_lock:
-            now_ms = time.time() * 1000
-            throttle = self._throttler.throttle_request(now_ms)
-            if success:
-                self._throttler.successful_request(now_ms)
-            elif throttle:
-                self._throttled_until = max(self._throttled_until, time.monotonic() + self.throttle_delay_s)
-
-    def _wait_if_throttled(self, tally: dict) -> None:
-        wait = self._throttled_until - time.monotonic()
-        if wait > 0:
-            tally["throttled"] += 1
-            time.sleep(wait)
 
 
 def _predictions(batch: Sequence[DescribeRequest], outcomes: Iterable[DescribeOutcome],
@@ -119,7 +80,7 @@ class OpenAIDescribeHandler(RemoteModelHandler[DescribeRequest, PredictionResult
     """`--describer openai`: any OpenAI-compatible chat-completions endpoint."""
 
     def __init__(self, config):
-        super().__init__(namespace=NAMESPACE, num_retries=1, throttle_delay_secs=int(max(1, config.throttle_delay_s)))
+        super().__init__(namespace=NAMESPACE, num_retries=0, throttle_delay_secs=int(max(1, config.throttle_delay_s)))
         self.config = config
 
     def create_client(self) -> RemoteDescriber:
@@ -169,8 +130,9 @@ def _remote_describer(config, endpoint: str, keep_alive: Any = None) -> RemoteDe
                         temperature=config.temperature, max_tokens=config.max_tokens, extra=config.llm_extra)
     policy = RetryPolicy(max_attempts=config.max_attempts, initial_backoff_s=config.initial_backoff_s,
                          max_backoff_s=config.max_backoff_s)
-    return RemoteDescriber(client, load_template(config.template), concurrency=config.concurrency, policy=policy,
-                           throttle_delay_s=config.throttle_delay_s, keep_alive=keep_alive)
+    caller = LLMCaller(client, policy, concurrency=config.concurrency, throttle_delay_s=config.throttle_delay_s,
+                       thread_name="describe")
+    return RemoteDescriber(caller, load_template(config.template), keep_alive=keep_alive)
 
 
 def model_handler(config) -> ModelHandler:

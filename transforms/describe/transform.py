@@ -22,6 +22,7 @@ from transforms.describe.handlers import NAMESPACE, model_handler
 from transforms.describe.records import (DescribeRequest, description_key, effective_context, failure_record,
                                          output_row, statement_body, statement_hash, statement_heading)
 from transforms.describe.text import text_description
+from transforms.progress import Progress
 
 FAILED = "failed"
 MISSING = "missing"
@@ -114,10 +115,19 @@ class _ApplyOutcome(beam.DoFn):
         self.described = Metrics.counter(NAMESPACE, "described")
         self.failed = Metrics.counter(NAMESPACE, "failed")
 
+    def setup(self):
+        self.progress = Progress("describing", unit="statements", enabled=self.config.progress)
+        self.failed_rows = 0
+
+    def teardown(self):
+        self.progress.close()
+
     def process(self, result):
         request: DescribeRequest = result.example
         outcome = result.inference
         rows = list(request.rows)
+        self.failed_rows += len(rows) if outcome.description is None else 0
+        self.progress.advance(len(rows), note=f"{self.failed_rows} failed" if self.failed_rows else "")
         yield from described_rows(rows, self.config, request.context, outcome.description,
                                   outcome.input_tokens, outcome.output_tokens)
         if outcome.description is None:

@@ -50,6 +50,7 @@ class EmbedConfig:
     normalize: bool = True
     share_across_processes: bool = False
     batches_per_call: int = 16                    # model batches per RunInference call (sorted by length together)
+    progress: bool = False                        # progress of the embedding on stderr
 
     def __post_init__(self):
         if self.batch_size < 1:

@@ -14,6 +14,7 @@ from apache_beam.ml.inference.base import RunInference
 from transforms.describe.records import failure_record
 from transforms.embed.config import EmbedConfig
 from transforms.embed.handler import SentenceTransformerRowHandler, document_text
+from transforms.progress import Progress
 
 NAMESPACE = "thmforge.embed"
 STAGE = "embed"
@@ -41,9 +42,16 @@ class _AttachVectors(beam.DoFn):
         self.config = config
         self.embedded = Metrics.counter(NAMESPACE, "embedded")
 
+    def setup(self):
+        self.progress = Progress("embedding", unit="statements", enabled=self.config.progress)
+
+    def teardown(self):
+        self.progress.close()
+
     def process(self, result):
         vector, statement_vector = result.inference
         self.embedded.inc()
+        self.progress.advance()
         yield {**result.example, "embedding": vector.tolist(), "embedding_model": self.config.model,
                "statement_embedding": statement_vector.tolist() if statement_vector is not None else None}
 

@@ -48,6 +48,13 @@ class RequestRejected(LLMError):
     kind = "request-rejected"
 
 
+class ResponseTooLarge(LLMError):
+    """The answer is bigger than the client accepts; asking again would cost as much for the same."""
+
+    retryable = False
+    kind = "response-too-large"
+
+
 def error_for_status(status: int, message: str, retry_after_s: Optional[float] = None) -> LLMError:
     """The error class for an HTTP status that is not a success."""
     if status == 429:

@@ -70,6 +70,18 @@ def prediction_files(path: Location) -> list[str]:
     return found
 
 
+def file_rows(path: str) -> int:
+    """Rows a prediction or instance file holds (Parquet metadata, non-empty JSONL lines), for progress;
+    0 when unreadable (reading it properly reports why)."""
+    try:
+        if path.endswith(".jsonl"):
+            with open(path, "rb") as handle:
+                return sum(1 for line in handle if line.strip())
+        return pq.ParquetFile(path).metadata.num_rows
+    except (pa.ArrowException, OSError):
+        return 0
+
+
 def iter_prediction_file(path: str) -> Iterator[tuple[dict | None, dict | None]]:
     """(prediction, None) for each valid record, (None, rejection) for each invalid one."""
     if path.endswith(".jsonl"):

@@ -37,7 +37,7 @@ def _answer(call, *args):
 
 
 def build_mcp_server(service: SearchService) -> MCPServer:
-    server = MCPServer(name="thmforge", instructions=INSTRUCTIONS)
+    server = MCPServer(name="thmforge", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool()
     def theorem_search(

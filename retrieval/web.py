@@ -20,12 +20,13 @@ from typing import Annotated, Literal, Optional, Sequence
 
 import anyio
 import duckdb
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from annotated_types import Ge, Le
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Strict, ConfigDict, Field, StringConstraints
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -54,6 +55,11 @@ def _no_lone_surrogates(value: str) -> str:
     return value
 
 
+def _whole_number(value):
+    """JSON Schema counts 2020.0 as an integer; strict validation still refuses "2020", true and 2020.5."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 # a non-blank value of printable characters (the filters' own checks, stated in the schema)
 _PRINTABLE = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
 FilterValue = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_CHARS, pattern=_PRINTABLE),
@@ -61,7 +67,7 @@ FilterValue = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALU
 Category = Annotated[str, StringConstraints(max_length=MAX_VALUE_CHARS,
                                             pattern=r"^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)?$")]
 PaperId = Annotated[str, StringConstraints(max_length=MAX_VALUE_CHARS, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")]
-Year = Annotated[int, Field(strict=True, ge=1000, le=9999)]
+Year = Annotated[int, Strict(), Ge(1000), Le(9999), BeforeValidator(_whole_number)]
 Kind = Literal[KINDS]                  # type: ignore[valid-type]
 Source = Literal[tuple(SOURCE_MODULES)]  # type: ignore[valid-type]
 
@@ -77,7 +83,7 @@ class SearchRequest(BaseModel):
 
     query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S"),
                      AfterValidator(_no_lone_surrogates), Field(description="what to find, in words")]
-    n_results: Annotated[int, Field(ge=1, le=MAX_RESULTS)] = 10
+    n_results: Annotated[int, Strict(), Ge(1), Le(MAX_RESULTS), BeforeValidator(_whole_number)] = 10
     mode: Literal[MODES] = "vector"    # type: ignore[valid-type]
     kinds: _values(Kind, "statement kinds") = None
     sources: _values(Source, "corpus sources") = None
@@ -219,6 +225,8 @@ class SearchService:
         return cursor
 
     def search(self, request: SearchRequest) -> dict:
+        if request.year_from is not None and request.year_to is not None and request.year_from > request.year_to:
+            return {"results": [], "mode": request.mode, "n_results": 0}   # schema-valid: an empty range, no hits
         filters = request.filters()
         query = request.query.strip()
         vector = None
@@ -352,8 +360,8 @@ def allowed_methods(app, scope) -> set[str]:
     return allowed | {"OPTIONS"} if allowed else set()
 
 
-_NOT_FOUND = {404: {"model": Error, "description": "no such id"}}
 _BAD_REQUEST = {400: {"model": Error, "description": "invalid request"}}
+_NOT_FOUND = {**_BAD_REQUEST, 404: {"model": Error, "description": "no such id"}}
 
 
 def create_app(service: SearchService, *, cors_origins: Sequence[str] = (), mcp_host: Optional[str] = "127.0.0.1",
@@ -408,12 +416,12 @@ def create_app(service: SearchService, *, cors_origins: Sequence[str] = (), mcp_
 
     @app.get("/statements/{theorem_id:path}", response_model=Statement, responses=_NOT_FOUND,
              summary="A statement with its proof, paper, uses, used-by, restatements and citation")
-    def get_statement(theorem_id: Annotated[str, Field(max_length=MAX_ID_CHARS)]):
+    def get_statement(theorem_id: Annotated[str, Path(max_length=MAX_ID_CHARS)]):
         return service.statement(theorem_id)
 
     @app.get("/papers/{paper_id:path}", response_model=Paper, responses=_NOT_FOUND,
              summary="A paper with its statements and graph edges")
-    def get_paper(paper_id: Annotated[str, Field(max_length=MAX_ID_CHARS)]):
+    def get_paper(paper_id: Annotated[str, Path(max_length=MAX_ID_CHARS)]):
         return service.paper(paper_id)
 
     @app.get("/health", response_model=Health, summary="liveness and corpus size")

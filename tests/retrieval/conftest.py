@@ -23,7 +23,7 @@ def web_server(corpus_dir):
     yield from serve_app(corpus_dir, cors_origins=["https://example.org"])
 
 
-def serve_app(corpus_dir, **options):
+def serve_app(corpus_dir, header_timeout=None, **options):
     """Run `create_app` under uvicorn in a thread for as long as the generator is suspended."""
     import threading
 
@@ -33,7 +33,8 @@ def serve_app(corpus_dir, **options):
     from retrieval.web import SearchService, create_app
 
     sock = listening_socket("127.0.0.1", 0)      # listening now: requests queue until uvicorn accepts them
-    server = make_server(create_app(SearchService(Searcher(open_catalog(str(corpus_dir)))), **options))
+    server = make_server(create_app(SearchService(Searcher(open_catalog(str(corpus_dir)))), **options),
+                         header_timeout=header_timeout)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     yield "http://127.0.0.1:%d" % sock.getsockname()[1]

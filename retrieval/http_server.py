@@ -9,7 +9,9 @@ connection is closed after `keep_alive` seconds.
 """
 from __future__ import annotations
 
+import contextlib
 import socket
+import threading
 from typing import Optional
 
 import uvicorn
@@ -81,3 +83,19 @@ def make_server(app, *, header_timeout: Optional[float] = None, max_connections:
                             limit_concurrency=max_connections, access_log=access_log, log_level="warning",
                             server_header=False)
     return uvicorn.Server(config)
+
+
+@contextlib.contextmanager
+def running(app, host: str = "127.0.0.1", port: int = 0, **options):
+    """Serve `app` from a background thread for the duration of the block; yields its base URL.
+    The socket listens before the thread starts, so requests sent at once wait in the backlog."""
+    sock = listening_socket(host, port)
+    server = make_server(app, **options)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        yield "http://%s:%d" % sock.getsockname()[:2]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+        sock.close()

@@ -1,14 +1,16 @@
 "use strict";
 // The search page: the form's state lives in the URL (?q=...&kind=...), so results can be linked and Back works.
-const KINDS = ["theorem", "lemma", "proposition", "corollary", "definition", "conjecture", "claim", "remark",
-  "example", "exercise", "fact", "observation", "assumption", "axiom", "notation", "problem", "question",
-  "hypothesis", "other"];
-const SOURCES = ["arxiv", "latex-project", "stacks", "proofwiki"];
 const FIELDS = ["q", "kind", "source", "category", "year_from", "year_to", "author", "mode"];
 
-function fillSelect(id, values) {
-  const select = document.getElementById(id);
-  for (const value of values) select.append(el("option", {value}, value));
+async function loadChoices() {
+  // the kinds and sources the API accepts, from its own OpenAPI document
+  const schema = await fetchJSON("/openapi.json");
+  const fields = schema.components.schemas.SearchRequest.properties;
+  const choices = (field) => (field.anyOf || [field]).find((s) => s.type === "array").items.enum;
+  for (const [id, field] of [["kind", fields.kinds], ["source", fields.sources]]) {
+    const select = document.getElementById(id);
+    for (const value of choices(field)) select.append(el("option", {value}, value));
+  }
 }
 
 function requestFromForm() {
@@ -63,9 +65,8 @@ function loadFromUrl() {
   if (params.get("q")) runSearch();
 }
 
-document.addEventListener("DOMContentLoaded", () => {
-  fillSelect("kind", KINDS);
-  fillSelect("source", SOURCES);
+document.addEventListener("DOMContentLoaded", async () => {
+  try { await loadChoices(); } catch (error) { document.getElementById("status").textContent = "Error: " + error.message; }
   document.getElementById("search").addEventListener("submit", (event) => {
     event.preventDefault();
     syncUrl();

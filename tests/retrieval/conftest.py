@@ -17,6 +17,7 @@ def corpus_dir(tmp_path_factory, encoder) -> pathlib.Path:
     return write_corpus(tmp_path_factory.mktemp("corpus"), encoder)
 
 
+
 @pytest.fixture(scope="session")
 def web_server(corpus_dir):
     """The web application over the query corpus, served by uvicorn on a free loopback port: its base URL."""
@@ -24,20 +25,12 @@ def web_server(corpus_dir):
 
 
 def serve_app(corpus_dir, header_timeout=None, **options):
-    """Run `create_app` under uvicorn in a thread for as long as the generator is suspended."""
-    import threading
-
+    """`create_app` over `corpus_dir` under uvicorn in a thread, for as long as the generator is suspended."""
     from retrieval.catalog import open_catalog
-    from retrieval.http_server import listening_socket, make_server
+    from retrieval.http_server import running
     from retrieval.search import Searcher
     from retrieval.web import SearchService, create_app
 
-    sock = listening_socket("127.0.0.1", 0)      # listening now: requests queue until uvicorn accepts them
-    server = make_server(create_app(SearchService(Searcher(open_catalog(str(corpus_dir)))), **options),
-                         header_timeout=header_timeout)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    yield "http://127.0.0.1:%d" % sock.getsockname()[1]
-    server.should_exit = True
-    thread.join(timeout=30)
-    sock.close()
+    app = create_app(SearchService(Searcher(open_catalog(str(corpus_dir)))), **options)
+    with running(app, header_timeout=header_timeout) as base:
+        yield base

@@ -7,7 +7,7 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from retrieval.web import MAX_BODY_BYTES
+from retrieval.web import MAX_BODY_BYTES, STATIC_DIR
 
 
 def request(base, method, path, body=None, headers=None, raw=None):
@@ -170,3 +170,11 @@ def test_concurrent_requests(web_server):
     for t in threads:
         t.join()
     assert len(results) == 8 and all(status == 200 and len(p["results"]) == 2 for status, _, p in results)
+
+
+def test_vendored_katex_is_the_recorded_version(web_server):
+    """The page's KaTeX is served by the app itself, and it is the version the package records."""
+    version = (STATIC_DIR / "katex" / "VERSION").read_text().strip()
+    status, _, script = request(web_server, "GET", "/static/katex/katex.min.js")
+    assert status == 200 and f'version:"{version}"'.encode() in script
+    assert (STATIC_DIR / "katex" / "LICENSE").read_text().startswith("The MIT License")

@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from retrieval import records
 from retrieval.filters import MAX_VALUE_CHARS, MAX_VALUES, make_filters
+from retrieval.render import hit_record
 from retrieval.search import MODES, Searcher
 from runners.errors import UsageError
 from schemas.theorems import KINDS
@@ -236,8 +237,6 @@ class SearchService:
         with self._engine_lock:
             hits = self.searcher.hits(self.searcher.ranking(query, request.n_results, filters, request.mode,
                                                             vector=vector))
-        from retrieval.render import hit_record
-
         return {"results": [hit_record(h) for h in hits], "mode": request.mode, "n_results": len(hits)}
 
     def statement(self, theorem_id: str) -> dict:
@@ -365,7 +364,7 @@ _NOT_FOUND = {**_BAD_REQUEST, 404: {"model": Error, "description": "no such id"}
 
 
 def create_app(service: SearchService, *, cors_origins: Sequence[str] = (), mcp_host: Optional[str] = "127.0.0.1",
-               worker_threads: int = 8) -> FastAPI:
+               worker_threads: int = 8, body_deadline: float = BODY_DEADLINE_S) -> FastAPI:
     """The application; `mcp_host` (the address served, for the MCP transport's DNS-rebinding
     check) None leaves the MCP endpoint out."""
     mcp_server = None
@@ -440,7 +439,7 @@ def create_app(service: SearchService, *, cors_origins: Sequence[str] = (), mcp_
     if mcp_server:
         app.router.routes.extend(mcp_routes)
     app.openapi = _openapi_without_422(app)
-    app.add_middleware(RequestLimits)
+    app.add_middleware(RequestLimits, deadline=body_deadline)
     app.add_middleware(HeadAndOptions)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(cors_origins), allow_methods=["GET", "POST"],

@@ -66,7 +66,6 @@ function loadFromUrl() {
 }
 
 document.addEventListener("DOMContentLoaded", async () => {
-  try { await loadChoices(); } catch (error) { document.getElementById("status").textContent = "Error: " + error.message; }
   document.getElementById("search").addEventListener("submit", (event) => {
     event.preventDefault();
     syncUrl();
@@ -77,5 +76,6 @@ document.addEventListener("DOMContentLoaded", async () => {
     const typing = ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName);
     if (event.key === "/" && !typing) { event.preventDefault(); document.getElementById("q").focus(); }
   });
+  try { await loadChoices(); } catch (error) { document.getElementById("status").textContent = "Error: " + error.message; }
   loadFromUrl();
 });

@@ -143,17 +143,30 @@ def test_openapi_is_generated_from_the_models(web_server):
     assert request(web_server, "GET", "/health")[2] == {"status": "ok", "statements": 15}
 
 
-def test_half_sent_request_is_dropped_after_the_header_deadline(corpus_dir):
-    """A client that sends half a request line and then nothing is disconnected (no thread held)."""
+def test_idle_and_half_sent_clients_hold_no_thread_and_are_dropped(corpus_dir):
+    """Half-sent request lines are disconnected after the header deadline, a trickling body is
+    answered 408 after the body deadline, and neither holds a thread meanwhile."""
     from conftest import serve_app
 
-    servers = serve_app(corpus_dir, header_timeout=1, mcp_host=None)
+    servers = serve_app(corpus_dir, header_timeout=1, body_deadline=1, mcp_host=None)
     base = next(servers)
     try:
         url = urlsplit(base)
-        with socket.create_connection((url.hostname, url.port), timeout=60) as sock:
+        assert request(base, "GET", "/health")[0] == 200
+        threads_before = threading.active_count()
+        half_sent = [socket.create_connection((url.hostname, url.port), timeout=60) for _ in range(100)]
+        for sock in half_sent:
             sock.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\n")
-            assert sock.recv(100) == b""          # closed by the server, well before the 60 s client timeout
+        trickle = socket.create_connection((url.hostname, url.port), timeout=60)
+        trickle.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: 100\r\n\r\n{\"query\":")
+        assert threading.active_count() - threads_before < 10
+        for sock in half_sent:
+            assert sock.recv(100) == b""           # closed by the server, well before the 60 s client timeout
+            sock.close()
+        answer = trickle.recv(4096)
+        trickle.close()
+        assert answer.startswith(b"HTTP/1.1 408") and b'"error"' in answer
     finally:
         next(servers, None)
 

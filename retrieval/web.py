@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import pathlib
 import threading
-from typing import Annotated, Literal, Optional, Sequence
+from typing import Annotated, Literal, Optional, Sequence, get_type_hints
 
 import anyio
 import duckdb
@@ -26,14 +26,14 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from annotated_types import Ge, Le
-from pydantic import AfterValidator, BaseModel, BeforeValidator, Strict, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Strict, ConfigDict, Field, StringConstraints, create_model
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from retrieval import records
 from retrieval.filters import MAX_VALUE_CHARS, MAX_VALUES, make_filters
 from retrieval.render import hit_record
-from retrieval.search import MODES, Searcher
+from retrieval.search import MODES, Hit as SearchHit, Searcher
 from runners.errors import UsageError
 from schemas.theorems import KINDS
 from transforms.sources import SOURCE_MODULES
@@ -100,24 +100,8 @@ class SearchRequest(BaseModel):
                             paper_ids=self.paper_ids)
 
 
-class Hit(BaseModel):
-    rank: int
-    score: float
-    theorem_id: str
-    paper_id: str
-    source: str
-    kind: str
-    name: str
-    display_name: Optional[str]
-    number: Optional[str]
-    title: Optional[str]
-    label: Optional[str]
-    tag: Optional[str]
-    paper_title: Optional[str]
-    authors: list[str]
-    year: Optional[int]
-    url: Optional[str]
-    snippet: str
+# a search hit as `retrieval.render.hit_record` writes it: the searcher's fields and the display name
+Hit = create_model("Hit", name=(str, ...), **{field: (hint, ...) for field, hint in get_type_hints(SearchHit).items()})
 
 
 class SearchResponse(BaseModel):

@@ -14,9 +14,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, ValidationError
 
 from retrieval.search import MODES
-from retrieval.web import (MAX_RESULTS, Category, FilterValue, Kind, NotFound, Paper, PaperId, SearchRequest,
-                           SearchResponse, SearchService, Source, Statement, Neighbour, Year)
-from runners.errors import UsageError
+from retrieval.service import (MAX_RESULTS, Category, FilterValue, Kind, Neighbour, NotFound, Paper, PaperId,
+                               SearchRequest, SearchResponse, SearchService, Source, Statement, Year)
+from schemas.errors import UsageError
 
 INSTRUCTIONS = ("Search theorem-like statements (theorems, lemmas, definitions, ...) of a mathematical corpus "
                 "by meaning, then read a statement, its paper and the statements it uses or that use it.")

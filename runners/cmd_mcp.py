@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args, beam_args) -> int:
     from retrieval.mcp_tools import build_mcp_server
-    from retrieval.web import SearchService
+    from retrieval.service import SearchService
 
     searcher = searcher_from_args(args)
     searcher.prepare()      # load the model before the client's first call, not during it

@@ -41,7 +41,8 @@ def run(args, beam_args) -> int:
         if origin != "*" and not origin.startswith(("http://", "https://")):
             raise UsageError(f"--cors-origin: {origin!r} is not an origin such as https://example.org")
     from retrieval.http_server import listening_socket, make_server
-    from retrieval.web import SearchService, create_app
+    from retrieval.service import SearchService
+    from retrieval.web import create_app
 
     searcher = searcher_from_args(args)
     searcher.prepare()      # a bad model fails at start, and the first request builds no index

@@ -192,7 +192,8 @@ def test_installed_command_prints_no_traceback(corpus, tmp_path):
 def server(corpus):
     """`thmforge serve`'s server on a free loopback port, over the small corpus."""
     from retrieval.http_server import running
-    from retrieval.web import SearchService, create_app
+    from retrieval.service import SearchService
+    from retrieval.web import create_app
 
     with running(create_app(SearchService(Searcher(open_catalog(corpus))), mcp_host=None)) as base:
         yield int(base.rsplit(":", 1)[1])

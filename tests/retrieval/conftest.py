@@ -29,7 +29,8 @@ def serve_app(corpus_dir, header_timeout=None, **options):
     from retrieval.catalog import open_catalog
     from retrieval.http_server import running
     from retrieval.search import Searcher
-    from retrieval.web import SearchService, create_app
+    from retrieval.service import SearchService
+    from retrieval.web import create_app
 
     app = create_app(SearchService(Searcher(open_catalog(str(corpus_dir)))), **options)
     with running(app, header_timeout=header_timeout) as base:

@@ -5,7 +5,6 @@ import shutil
 import sys
 
 import anyio
-import pytest
 from mcp import Client, StdioServerParameters
 
 TOOLS = {"theorem_search", "get_statement", "get_paper", "statement_neighbors"}

@@ -1,19 +1,21 @@
-"""Serve read-only theorem search over HTTP.
+"""Serve a corpus on the web: the search page, the JSON API and the MCP endpoint.
 
   thmforge serve out/demo --port 8750
   curl -s localhost:8750/search -H 'Content-Type: application/json' \
        -d '{"query": "bounded monotone sequences converge", "n_results": 5, "kinds": ["theorem"]}'
 
+http://HOST:PORT/ is the search page (KaTeX ships with the package: it works offline).
 POST /search takes {query, n_results (<= 100), mode, kinds, sources, categories, year_from,
-year_to, authors, paper_ids}; GET /openapi.json is the OpenAPI 3 description; GET /health.
-Binds to 127.0.0.1 unless --host says otherwise.
+year_to, authors, paper_ids}; GET /statements/{id} and GET /papers/{id} read one statement or
+paper; /openapi.json describes them all; /mcp is the MCP server (streamable HTTP) with the tools
+of `thmforge mcp`. Binds to 127.0.0.1 unless --host says otherwise; --cors-origin lets a page on
+another origin call the API.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-from retrieval.api import SearchServer
 from runners.cmd_search import add_searcher_arguments, searcher_from_args
 from schemas.errors import UsageError
 
@@ -22,23 +24,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", help="output directory of build-corpus")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8750, help="port (default 8750; 0 picks a free one)")
+    parser.add_argument("--cors-origin", action="append", metavar="ORIGIN", default=[],
+                        help="an origin (https://example.org, or * for any) whose pages may call the API; repeat")
+    parser.add_argument("--threads", type=int, default=8, metavar="N",
+                        help="worker threads answering requests (default 8)")
+    parser.add_argument("--no-mcp", action="store_true", help="leave out the MCP endpoint /mcp")
     add_searcher_arguments(parser)
 
 
 def run(args, beam_args) -> int:
     if not 0 <= args.port <= 65535:
         raise UsageError("--port: 0 to 65535")
+    if not 1 <= args.threads <= 256:
+        raise UsageError("--threads: 1 to 256")
+    for origin in args.cors_origin:
+        if origin != "*" and not origin.startswith(("http://", "https://")):
+            raise UsageError(f"--cors-origin: {origin!r} is not an origin such as https://example.org")
+    from retrieval.http_server import listening_socket, make_server
+    from retrieval.service import SearchService
+    from retrieval.web import create_app
+
     searcher = searcher_from_args(args)
     searcher.prepare()      # a bad model fails at start, and the first request builds no index
     try:
-        server = SearchServer((args.host, args.port), searcher)
+        sock = listening_socket(args.host, args.port)
     except OSError as exc:
         raise UsageError(f"cannot listen on {args.host}:{args.port} ({exc.strerror})") from None
-    host, port = server.server_address[:2]
-    print(f"thmforge serve: {searcher.size} statements; http://{host}:{port}/search (POST), "
-          f"http://{host}:{port}/openapi.json", file=sys.stderr, flush=True)
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
+    app = create_app(SearchService(searcher), cors_origins=args.cors_origin,
+                     mcp_host=None if args.no_mcp else args.host, worker_threads=args.threads)
+    host, port = sock.getsockname()[:2]
+    base = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    print(f"thmforge serve: {searcher.size} statements; {base}/ (search page), {base}/search (POST), "
+          f"{base}/openapi.json" + ("" if args.no_mcp else f", {base}/mcp (MCP)"), file=sys.stderr, flush=True)
+    make_server(app).run(sockets=[sock])
     return 0

@@ -118,7 +118,8 @@ def test_eval_retrieval_command(capfd, corpus, tmp_path):
 
 def test_serve_command_over_loopback(corpus):
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, "-m", "runners.cli", "serve", str(corpus), "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "runners.cli", "serve", str(corpus), "--port", "0",
+                             "--cors-origin", "https://example.org"],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         url = None
@@ -135,6 +136,11 @@ def test_serve_command_over_loopback(corpus):
         assert payload["results"][0]["label"] == "thm:monotone"
         with urllib.request.urlopen(url + "/openapi.json", timeout=30) as response:
             assert json.loads(response.read())["paths"]["/search"]["post"]
+        with urllib.request.urlopen(url + "/", timeout=30) as response:          # the search page
+            assert b'<input id="q"' in response.read()
+        req = urllib.request.Request(url + "/health", headers={"Origin": "https://example.org"})
+        with urllib.request.urlopen(req, timeout=30) as response:
+            assert response.headers["Access-Control-Allow-Origin"] == "https://example.org"
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -46,6 +46,7 @@ NOT_RUN = {
     "thmforge build-corpus --source stacks": "needs a Stacks Project checkout; tests/sources/test_stacks.py",
     "thmforge build-corpus --source proofwiki": "needs a ProofWiki export; tests/sources/test_proofwiki.py",
     "thmforge serve": "serves until stopped; tests/test_cli_query.py::test_serve_command_over_loopback",
+    "thmforge mcp": "serves an MCP client on stdin/stdout; tests/retrieval/test_mcp.py::test_mcp_over_stdio",
     "thmforge build-bench --output out/bench-big": "91 s for --per-cell 1000 (tests/bench cover --per-cell)",
     "docker ": "needs Docker and a registry",
 }

@@ -12,12 +12,10 @@ import json
 import os
 import subprocess
 import sys
-import threading
 
 import pytest
 
 import hostile_cases as hc
-from retrieval.api import SearchServer
 from retrieval.catalog import open_catalog
 from retrieval.search import Searcher
 from runners.cli import main
@@ -193,12 +191,12 @@ def test_installed_command_prints_no_traceback(corpus, tmp_path):
 @pytest.fixture(scope="module")
 def server(corpus):
     """`thmforge serve`'s server on a free loopback port, over the small corpus."""
-    httpd = SearchServer(("127.0.0.1", 0), Searcher(open_catalog(corpus)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
+    from retrieval.http_server import running
+    from retrieval.service import SearchService
+    from retrieval.web import create_app
+
+    with running(create_app(SearchService(Searcher(open_catalog(corpus))), mcp_host=None)) as base:
+        yield int(base.rsplit(":", 1)[1])
 
 
 def post(port: int, body: bytes, content_type: str = "application/json"):

@@ -39,6 +39,10 @@ STATEMENTS = [
 ]
 
 
+# proofs of some statements, by label
+PROOFS = {"cor:ratio": "Compare with a geometric series $\\sum_n q^n$, $q<1$, and apply Lemma~\\ref{lem:geometric}."}
+
+
 def write_corpus(root: pathlib.Path, encoder: Encoder, statements=STATEMENTS, papers=PAPERS_ROWS) -> pathlib.Path:
     table = theorems_table(encoder.dim)
     texts = [s[4] for s in statements]
@@ -50,7 +54,7 @@ def write_corpus(root: pathlib.Path, encoder: Encoder, statements=STATEMENTS, pa
             theorem_id=f"{meta['paper_id']}#{ordinal}", paper_id=meta["paper_id"], source=meta["source"],
             year=meta["year"], ordinal=ordinal, kind=kind, env_name=kind, display_name=kind.capitalize(),
             number=number, label=label, section_path=[], file="main.tex", line=ordinal + 1,
-            statement_latex=text, statement_text=text, description=text, description_model="text",
+            statement_latex=text, statement_text=text, proof_latex=PROOFS.get(label), description=text, description_model="text",
             embedding=vector.tolist(), statement_embedding=vector.tolist(), embedding_model=encoder.config.model,
             url=None,
         ))

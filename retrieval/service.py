@@ -1,0 +1,218 @@
+"""The corpus behind the web application and the MCP tools: request and response models, and one
+thread-safe service that answers searches and statement, paper and neighbourhood lookups.
+
+The request model is strict (no coercion, unknown fields rejected, patterns and bounds in its
+JSON schema), so the OpenAPI document and the MCP tool schema state exactly what is accepted.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Annotated, Literal, Optional, get_type_hints
+
+import duckdb
+from annotated_types import Ge, Le
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints,
+                      create_model)
+
+from retrieval import records
+from retrieval.filters import MAX_VALUE_CHARS, MAX_VALUES, make_filters
+from retrieval.render import hit_record
+from retrieval.search import MODES, Hit as SearchHit, Searcher
+from schemas.theorems import KINDS
+from transforms.sources import SOURCE_MODULES
+
+MAX_QUERY_CHARS = 2000
+MAX_RESULTS = 100
+
+
+def _no_lone_surrogates(value: str) -> str:
+    """Python's JSON decoder accepts "\\ud800"; nothing downstream (tokenizer, DuckDB) can encode it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("lone surrogate characters are not allowed") from None
+    return value
+
+
+def _whole_number(value):
+    """JSON Schema counts 2020.0 as an integer; strict validation still refuses "2020", true and 2020.5."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+# a non-blank value of printable characters (the filters' own checks, stated in the schema)
+_PRINTABLE = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+FilterValue = Annotated[str, StringConstraints(min_length=1, max_length=MAX_VALUE_CHARS, pattern=_PRINTABLE),
+                        AfterValidator(_no_lone_surrogates)]
+Category = Annotated[str, StringConstraints(max_length=MAX_VALUE_CHARS,
+                                            pattern=r"^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)?$")]
+PaperId = Annotated[str, StringConstraints(max_length=MAX_VALUE_CHARS, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")]
+Year = Annotated[int, Strict(), Ge(1000), Le(9999), BeforeValidator(_whole_number)]
+Kind = Literal[KINDS]                  # type: ignore[valid-type]
+Source = Literal[tuple(SOURCE_MODULES)]  # type: ignore[valid-type]
+
+
+def _values(item, description: str):
+    return Annotated[Optional[list[item]], Field(default=None, max_length=MAX_VALUES, description=description)]
+
+
+class SearchRequest(BaseModel):
+    """POST /search; the same fields are the parameters of the MCP tool `theorem_search`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    query: Annotated[str, StringConstraints(min_length=1, max_length=MAX_QUERY_CHARS, pattern=r"\S"),
+                     AfterValidator(_no_lone_surrogates), Field(description="what to find, in words")]
+    n_results: Annotated[int, Strict(), Ge(1), Le(MAX_RESULTS), BeforeValidator(_whole_number)] = 10
+    mode: Literal[MODES] = "vector"    # type: ignore[valid-type]
+    kinds: _values(Kind, "statement kinds") = None
+    sources: _values(Source, "corpus sources") = None
+    categories: _values(Category, "arXiv categories (math.AG) or archives (math)") = None
+    year_from: Optional[Year] = None
+    year_to: Optional[Year] = None
+    authors: _values(FilterValue, "author names, case-insensitive substrings; any of them") = None
+    paper_ids: _values(PaperId, "paper ids such as arxiv:2101.00001") = None
+
+    def filters(self):
+        return make_filters(kinds=self.kinds, sources=self.sources, categories=self.categories,
+                            year_from=self.year_from, year_to=self.year_to, authors=self.authors,
+                            paper_ids=self.paper_ids)
+
+
+# a search hit as `retrieval.render.hit_record` writes it: the searcher's fields and the display name
+Hit = create_model("Hit", name=(str, ...), **{field: (hint, ...) for field, hint in get_type_hints(SearchHit).items()})
+
+
+class SearchResponse(BaseModel):
+    results: list[Hit]
+    mode: str
+    n_results: int
+
+
+class Error(BaseModel):
+    error: str
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    statements: int
+
+
+class StatementBrief(BaseModel):
+    theorem_id: str
+    paper_id: str
+    kind: str
+    name: str
+    snippet: str
+
+
+class Neighbour(StatementBrief):
+    method: Optional[str] = Field(description="how the link was found: ref, name, cite, blueprint, text, ...")
+
+
+class PaperSummary(BaseModel):
+    paper_id: str
+    title: Optional[str]
+    authors: list[str]
+    year: Optional[int]
+    url: Optional[str]
+    categories: list[str]
+
+
+class Statement(BaseModel):
+    theorem_id: str
+    paper_id: str
+    source: str
+    year: Optional[int]
+    kind: str
+    name: str
+    display_name: Optional[str]
+    number: Optional[str]
+    title: Optional[str]
+    label: Optional[str]
+    tag: Optional[str]
+    section_path: list[str]
+    file: Optional[str]
+    line: Optional[int]
+    statement_latex: Optional[str]
+    statement_text: Optional[str]
+    proof_latex: Optional[str]
+    url: Optional[str]
+    paper: Optional[PaperSummary]
+    uses: list[Neighbour] = Field(description="statements this one relies on")
+    used_by: list[Neighbour] = Field(description="statements that rely on this one")
+    restatements: list[Neighbour] = Field(description="the same result stated elsewhere")
+    citation: str
+
+
+class Edge(BaseModel):
+    src_theorem_id: str
+    dst_theorem_id: Optional[str]
+    relation: str
+    method: Optional[str]
+
+
+class Paper(PaperSummary):
+    source: str
+    source_id: Optional[str]
+    version: Optional[str]
+    primary_category: Optional[str]
+    abstract: Optional[str]
+    license: Optional[str]
+    doi: Optional[str]
+    statements: list[StatementBrief]
+    edges: list[Edge]
+
+
+class NotFound(Exception):
+    pass
+
+
+class SearchService:
+    """The searcher behind the app and the MCP tools, safe to call from many threads.
+
+    Lookups use a DuckDB cursor per thread and run concurrently. A search holds the encoder only
+    while embedding its query and the searcher's connection only while ranking (its in-memory
+    tables and indexes are local to that one connection), so one request's embedding overlaps
+    another's ranking."""
+
+    def __init__(self, searcher: Searcher):
+        self.searcher = searcher
+        self._encoder_lock = threading.Lock()
+        self._engine_lock = threading.Lock()
+        self._local = threading.local()
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self.searcher.catalog.con.cursor()
+        return cursor
+
+    def search(self, request: SearchRequest) -> dict:
+        if request.year_from is not None and request.year_to is not None and request.year_from > request.year_to:
+            return {"results": [], "mode": request.mode, "n_results": 0}   # schema-valid: an empty range, no hits
+        filters = request.filters()
+        query = request.query.strip()
+        vector = None
+        if request.mode != "lexical":
+            with self._encoder_lock:
+                vector = self.searcher.embed_query(query)
+        with self._engine_lock:
+            hits = self.searcher.hits(self.searcher.ranking(query, request.n_results, filters, request.mode,
+                                                            vector=vector))
+        return {"results": [hit_record(h) for h in hits], "mode": request.mode, "n_results": len(hits)}
+
+    def statement(self, theorem_id: str) -> dict:
+        found = records.statement(self._cursor(), theorem_id)
+        if found is None:
+            raise NotFound(f"no statement {theorem_id[:200]!r}")
+        return found
+
+    def paper(self, paper_id: str) -> dict:
+        found = records.paper(self._cursor(), paper_id)
+        if found is None:
+            raise NotFound(f"no paper {paper_id[:200]!r}")
+        return found
+
+    def neighbours(self, theorem_id: str) -> dict:
+        self.statement(theorem_id)
+        return records.neighbours(self._cursor(), theorem_id)

@@ -21,6 +21,7 @@ EXIT_CODES = """exit codes:
 COMMANDS = {
     "build-corpus": ("runners.cmd_build_corpus", "extract theorem-like statements into Parquet tables", True),
     "sql": ("runners.cmd_sql", "DuckDB over a corpus or benchmark directory's tables as views", False),
+    "index": ("runners.cmd_index", "build or extend a corpus's vector and full-text search index", True),
     "search": ("runners.cmd_search", "semantic / lexical / hybrid theorem search", False),
     "serve": ("runners.cmd_serve", "read-only HTTP search API (POST /search)", False),
     "eval-retrieval": ("runners.cmd_eval_retrieval", "Hit@k and MRR of search modes on a query set", False),

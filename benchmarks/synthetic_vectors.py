@@ -19,7 +19,7 @@ TEXT_ROOTS = (ROOT.parent / "shared" / "corpora", ROOT / "samples" / "src")
 NOISE = 0.03
 
 
-def real_paragraphs(limit: int, min_chars: int = 80, max_chars: int = 800) -> list[str]:
+def real_paragraphs(limit: int, min_chars: int = 80, max_chars: int = 400) -> list[str]:
     """Up to `limit` distinct paragraphs of LaTeX (blank-line separated) from the text roots."""
     seen: dict[str, None] = {}
     for root in TEXT_ROOTS:

@@ -215,7 +215,7 @@ class VectorIndex:
     """A built index, memory-mapped: IVF-PQ shortlist, exact re-scoring from stored vectors."""
 
     def __init__(self, directory: pathlib.Path, shards: list[Shard], manifest: dict, nprobe: int = NPROBE,
-                 shortlist: int = SHORTLIST):
+                 shortlist: int = SHORTLIST, exact_filter_rows: int = EXACT_FILTER_ROWS):
         import faiss
 
         self.directory = directory
@@ -228,6 +228,7 @@ class VectorIndex:
         self.nlist = int(self.index.nlist)
         self.nprobe = min(nprobe, self.nlist)
         self.shortlist = shortlist
+        self.exact_filter_rows = exact_filter_rows
         self.doc_limit = max((s.base + s.rows for s in self.shards), default=0)
         self._stored: dict[int, np.ndarray] = {}
 
@@ -259,7 +260,7 @@ class VectorIndex:
         import faiss
 
         query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
-        if allowed is not None and len(allowed) <= EXACT_FILTER_ROWS:
+        if allowed is not None and len(allowed) <= self.exact_filter_rows:
             return self._rescored(query, allowed, k)
         want = max(self.shortlist, 10 * k)
         params = faiss.SearchParametersIVF()

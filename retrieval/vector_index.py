@@ -103,6 +103,7 @@ def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
     """An empty IVF index (inner product on unit vectors) trained on `sample`, serialized."""
     import faiss
 
+    faiss.omp_set_num_threads(1)    # a Beam worker per core parallelizes; OpenMP on a shared core spins
     dim = sample.shape[1]
     nlist = max(1, min(nlist, len(sample) // 39 or 1))
     index = faiss.index_factory(dim, f"IVF{nlist},{code_spec(len(sample), dim)}", faiss.METRIC_INNER_PRODUCT)
@@ -121,6 +122,7 @@ def encode_shard(quantizer: bytes, path: str, column: str, base: int) -> tuple[b
     import faiss
     import pyarrow.parquet as pq
 
+    faiss.omp_set_num_threads(1)
     rows = pq.ParquetFile(path).metadata.num_rows
     present, matrix = read_vectors(path, column)
     index = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))

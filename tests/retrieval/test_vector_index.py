@@ -32,12 +32,12 @@ def indexed_corpus(tmp_path_factory, encoder) -> pathlib.Path:
 
 @pytest.fixture(scope="module")
 def synthetic_corpus(tmp_path_factory) -> pathlib.Path:
-    """12,000 clustered 48-d vectors in 8 files: enough to train the PQ codes that large corpora use
-    (48-d rather than 384 keeps the k-means of training cheap; the code path is the same)."""
+    """12,000 clustered 16-d vectors in 8 files: enough to train the PQ codes that large corpora use
+    (16-d rather than 384 keeps the k-means of training cheap; the code path is the same)."""
     from benchmarks.search_scale import write_corpus as write_synthetic
 
     rng = np.random.default_rng(7)
-    centers = rng.standard_normal((300, 48)).astype(np.float32)
+    centers = rng.standard_normal((300, 16)).astype(np.float32)
     root = tmp_path_factory.mktemp("synthetic")
     write_synthetic(root, 12_000, vector_index.unit_rows(centers), file_rows=6_000, years=(2015, 2019))
     summary = build_index(root, "description", LOCAL)
@@ -67,7 +67,7 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
     index = searcher._vector_index()
     assert index.index.ntotal == 12_000 and "PQ" in type(index.index).__name__
     rng = np.random.default_rng(11)
-    queries = index.stored(rng.choice(12_000, 30, replace=False)) + rng.normal(0, 0.02, (30, 48)).astype(np.float32)
+    queries = index.stored(rng.choice(12_000, 30, replace=False)) + rng.normal(0, 0.02, (30, 16)).astype(np.float32)
     found = [[d for d, _ in index.search(q, 10)] for q in queries]
     exact = [[d for d, _ in index.exact(q, 10)] for q in queries]
     assert vector_index.recall_at_k(found, exact, 10) >= 0.9

@@ -1,6 +1,6 @@
 """The persistent vector index of a corpus: `DIR/index/<representation>/`, read memory-mapped.
 
-Layout (written by `pipelines.index`, read by `VectorIndex`):
+Layout (written by `retrieval.index_job`, read by `VectorIndex`):
   DIR/index/plan.json     the shards, shared by all representations and by `search.duckdb`: each
                           theorems Parquet file with its size, rows and first doc id
   DIR/index/search.duckdb the search table (metadata, doc ids) and its persisted BM25 index

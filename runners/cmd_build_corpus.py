@@ -159,7 +159,7 @@ def _index_stage(output: str, options: PipelineOptions) -> None:
         print(f"thmforge build-corpus: index not built for remote {output}; run `thmforge index` where it is mounted",
               file=sys.stderr)
         return
-    from pipelines.index import build_index
+    from retrieval.index_job import build_index
 
     summary = build_index(pathlib.Path(output).resolve(), "description", options)
     print(f"thmforge build-corpus: index: {summary['shards_encoded']} of {summary['shards']} files encoded",

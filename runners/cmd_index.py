@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from runners.errors import UsageError
+from schemas.errors import UsageError
 
 REPRESENTATIONS = ("description", "statement")
 
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args, beam_args) -> int:
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.index import build_index
+    from retrieval.index_job import build_index
     from retrieval.catalog import output_root
     from runners.presets import apply_preset
 

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.index import build_index
+from retrieval.index_job import build_index
 from query_corpus import write_corpus
 from retrieval import query_encoder, vector_index
 from retrieval.catalog import open_catalog

@@ -5,8 +5,8 @@ import shutil
 import subprocess
 import sys
 
+import duckdb
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -87,18 +87,20 @@ def test_incremental_index_encodes_only_new_files(synthetic_corpus, tmp_path):
     shutil.copytree(synthetic_corpus, root)
     before = {p: p.stat().st_mtime_ns for p in (root / "index" / "description" / "shards").rglob("ivf.index")}
     source = next((root / "theorems").rglob("*.parquet"))
-    table = pq.read_table(source)
     added = source.with_name("part-99999.parquet")
-    pq.write_table(table.set_column(0, "theorem_id", [[f"{t}-new" for t in table.column(0).to_pylist()]]), added)
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * REPLACE (theorem_id || '-new' AS theorem_id) FROM read_parquet('{source}')) "
+                f"TO '{added}' (FORMAT parquet)")
+    first_id, first_vector = con.execute(f"SELECT theorem_id, embedding FROM read_parquet('{source}') LIMIT 1").fetchone()
+    rows = con.execute(f"SELECT count(*) FROM read_parquet('{added}')").fetchone()[0]
     assert not Searcher(open_catalog(str(root))).indexed        # a stale index is not used
     summary = build_index(root, "description", LOCAL)
     assert (summary["shards_encoded"], summary["shards"]) == (1, len(before) + 1)
     assert {p: p.stat().st_mtime_ns for p in before} == before
     searcher = Searcher(open_catalog(str(root)))
-    assert searcher.indexed and searcher.size == 12_000 + len(table)
-    vector = np.asarray(table.column("embedding")[0].as_py(), dtype=np.float32)
-    top = searcher.hits(searcher.vector_ranking("", 2, make_filters(), vector))
-    assert {h.theorem_id for h in top} == {table.column(0)[0].as_py(), table.column(0)[0].as_py() + "-new"}
+    assert searcher.indexed and searcher.size == 12_000 + rows
+    top = searcher.hits(searcher.vector_ranking("", 2, make_filters(), np.asarray(first_vector, dtype=np.float32)))
+    assert {h.theorem_id for h in top} == {first_id, first_id + "-new"}
 
 
 def test_lean_query_encoder_equals_sentence_transformers(encoder):

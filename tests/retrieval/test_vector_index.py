@@ -89,7 +89,7 @@ def test_incremental_index_encodes_only_new_files(synthetic_corpus, tmp_path):
     source = next((root / "theorems").rglob("*.parquet"))
     added = source.with_name("part-99999.parquet")
     con = duckdb.connect()
-    con.execute(f"COPY (SELECT * REPLACE (theorem_id || '-new' AS theorem_id) FROM read_parquet('{source}')) "
+    con.execute(f"COPY (SELECT * REPLACE (theorem_id || '-new' AS theorem_id) FROM read_parquet('{source}', hive_partitioning = false)) "
                 f"TO '{added}' (FORMAT parquet)")
     first_id, first_vector = con.execute(f"SELECT theorem_id, embedding FROM read_parquet('{source}') LIMIT 1").fetchone()
     rows = con.execute(f"SELECT count(*) FROM read_parquet('{added}')").fetchone()[0]

@@ -221,7 +221,7 @@ class VectorIndex:
         import faiss
 
         self.directory = directory
-        self.shards = shards
+        self.shards = sorted(shards, key=lambda s: s.base)     # a file added later may sort before others
         self.bases = [s.base for s in self.shards]
         self.dim = int(manifest["dim"])
         with _stdout_to_stderr():      # faiss prints where it found the .ivfdata on stdout

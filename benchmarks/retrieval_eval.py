@@ -1,14 +1,15 @@
 """Retrieval quality on thmforge's own evaluation set, per search mode and per representation.
 
-  .venv/bin/python benchmarks/retrieval_eval.py [--corpus DIR] [--rebuild] [--rerank MODEL] [--approximate N]
+  .venv/bin/python benchmarks/retrieval_eval.py [--corpus DIR] [--rebuild] [--rerank MODEL] [--no-index]
 
 Builds (or reuses) a corpus over the shared books and papers with the real pipeline
 (`thmforge build-corpus --source latex-project --embed-statements`), then evaluates
 `retrieval/evalsets/queries.jsonl` with vector, lexical and hybrid search over both stored
 representations: the description embedding (`embedding`) and the statement-text embedding
 (`statement_embedding`). With the offline `text` describer the description is a plain-text
-rendering of the statement, so the two representations differ only by that rendering. Vector
-search from the HNSW index (`--approximate`) is scored too, with its recall@10 against exact search.
+rendering of the statement, so the two representations differ only by that rendering. Each
+representation is then indexed (`thmforge index`) and vector search from the index is scored next
+to exact search (`--exact`): its metrics, recall@10, and every query whose gold rank differs.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import time
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from retrieval import approx  # noqa: E402
+from retrieval import vector_index  # noqa: E402
 from retrieval.catalog import open_catalog  # noqa: E402
 from retrieval.evaluate import evaluate, read_queries, write_ranks  # noqa: E402
 from retrieval.filters import Filters  # noqa: E402
@@ -47,17 +48,23 @@ def build(out: pathlib.Path) -> float:
     return time.perf_counter() - start
 
 
-def report_approximate(corpus: pathlib.Path, representation: str, queries, shortlist: int, exact: Searcher) -> None:
-    """Vector search from the HNSW index: its metrics, and recall@10 against the exact top 10."""
-    searcher = Searcher(open_catalog(str(corpus)), representation=representation, approximate=shortlist)
-    start = time.perf_counter()
-    searcher.ranking(queries[0].query, 10, Filters(), "vector")
-    print(f"HNSW index over {searcher.size} statements built in {time.perf_counter() - start:.1f}s")
-    results, unresolved = evaluate(searcher, queries, ["vector"], k=20)
-    results[0].mode = f"vector hnsw {shortlist}"
-    print(metrics_table(results, len(queries), unresolved, label=f"{representation}, approximate (HNSW)"))
-    top = [[[d for d, _ in s.ranking(q.query, 10, Filters(), "vector")] for q in queries] for s in (searcher, exact)]
-    print(f"HNSW recall@10 against exact search: {approx.recall_at_k(top[0], top[1], 10):.3f}")
+def report_index(corpus: pathlib.Path, representation: str, queries) -> None:
+    """Vector search from the index against exact search: metrics, recall@10, per-query rank changes."""
+    command = [sys.executable, "-m", "runners.cli", "index", str(corpus), "--representation", representation]
+    subprocess.run(command, check=True, cwd=REPO, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    indexed = Searcher(open_catalog(str(corpus)), representation=representation)
+    exact = Searcher(open_catalog(str(corpus)), representation=representation, exact=True)
+    if not indexed.indexed:
+        raise RuntimeError(f"{corpus}: the index is not current after `thmforge index`")
+    both = [evaluate(s, queries, ["vector"], k=20) for s in (indexed, exact)]
+    for (results, unresolved), label in zip(both, ("index", "exact")):
+        results[0].mode = f"vector {label}"
+        print(metrics_table(results, len(queries), unresolved, label=f"{representation}, vector from the {label}"))
+    top = [[[d for d, _ in s.ranking(q.query, 10, Filters(), "vector")] for q in queries] for s in (indexed, exact)]
+    print(f"index recall@10 against exact search: {vector_index.recall_at_k(top[0], top[1], 10):.3f}")
+    ranks = [{r["query"]: r["theorem_rank"] for r in results[0].per_query} for results, _ in both]
+    changed = [(q, ranks[1].get(q), ranks[0].get(q)) for q in ranks[1] if ranks[0].get(q) != ranks[1].get(q)]
+    print(f"queries whose gold rank differs (exact -> index): {changed or 'none'}")
 
 
 def main() -> None:
@@ -68,9 +75,8 @@ def main() -> None:
     parser.add_argument("--rerank", metavar="MODEL", help="also evaluate reranking with this cross-encoder")
     parser.add_argument("--lexical-weight", type=float, default=0.5,
                         help="BM25 weight of the extra weighted-fusion hybrid row (default 0.5)")
-    parser.add_argument("--approximate", type=int, default=100, metavar="N",
-                        help="also run vector search from the HNSW index with this shortlist and report its "
-                             "recall@10 against exact search (0: skip; default 100)")
+    parser.add_argument("--no-index", action="store_true",
+                        help="skip indexing the corpus and comparing search from the index with exact search")
     parser.add_argument("--ranks-out", metavar="DIR", help="write per-query ranks per representation here")
     args = parser.parse_args()
 
@@ -110,8 +116,8 @@ def main() -> None:
                        if not searcher.con.execute("SELECT count(*) FROM search_corpus WHERE list_contains(?, label)",
                                                    [list(q.labels)]).fetchall()[0][0]]
             print(f"gold not extracted for: {missing}")
-        if args.approximate:
-            report_approximate(corpus, representation, queries, args.approximate, searcher)
+        if not args.no_index:
+            report_index(corpus, representation, queries)
         if args.rerank:
             from retrieval.rerank import CrossEncoderReranker
 

@@ -1,7 +1,7 @@
 """Vector search latency in DuckDB next to NumPy's matrix-vector product (the memory-bandwidth limit).
 
   .venv/bin/python benchmarks/search_latency.py [--rows 1000000] [--dim 384] [--queries 100] [-k 10]
-                                                [--hnsw-rows 50000] [--shortlist 100,1000]
+
 
 Synthetic unit vectors stand in for a corpus's embeddings; each query is one top-k scan. Exact
 methods over all `--rows`, interleaved query by query so machine load hits them alike:
@@ -9,9 +9,8 @@ methods over all `--rows`, interleaved query by query so machine load hits them 
   - DuckDB, one FLOAT[dim] column in a DuckDB table, `array_cosine_similarity` (the plain layout);
   - DuckDB as `thmforge search` runs it (`retrieval.vectors`: unit vectors in an Arrow table,
     split into FLOAT[32] parts whose inner products are summed). Target: within 3x of NumPy.
-Then the approximate HNSW index of `retrieval.approx` (DuckDB vss) over the first `--hnsw-rows`
-rows, as its build is slow: build time, then per shortlist size the latency and recall@k against
-the exact top k of those rows.
+This is the exact path of a corpus without an index; the persisted index (`retrieval.vector_index`)
+is measured at scale by `benchmarks/search_scale.py`.
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import duckdb  # noqa: E402
 import numpy as np  # noqa: E402
 
-from retrieval import approx, vectors  # noqa: E402
+from retrieval import vector_index, vectors  # noqa: E402
 
 SEARCH = "duckdb, as search runs it"
 
@@ -68,7 +67,7 @@ def report(title: str, methods: dict, queries, k: int, baseline: str) -> dict:
     base_median, _, base_results = measured[baseline]
     print(f"\n{title}\n{'method':<42}{'median ms':>11}{'p95 ms':>9}{'x numpy':>9}{'recall@k':>10}")
     for name, (median, p95, results) in measured.items():
-        recall = approx.recall_at_k(results, base_results, k)
+        recall = vector_index.recall_at_k(results, base_results, k)
         print(f"{name:<42}{median * 1e3:>11.1f}{p95 * 1e3:>9.1f}{median / base_median:>9.2f}{recall:>10.3f}")
     return measured
 
@@ -80,8 +79,6 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--threads", type=int, default=0, help="DuckDB threads (0: DuckDB's default)")
-    parser.add_argument("--hnsw-rows", type=int, default=50_000, help="rows indexed by HNSW (0: skip)")
-    parser.add_argument("--shortlist", default="100,1000", help="candidates taken from the HNSW index (comma-separated sizes)")
     args = parser.parse_args()
 
     rng = np.random.default_rng(20260)
@@ -114,28 +111,6 @@ def main() -> None:
     search_median = next(m for name, (m, _, _) in exact.items() if name.startswith(SEARCH))
     ratio = search_median / numpy_median
     print(f"exact cosine search in DuckDB: {ratio:.2f}x NumPy's median (target <= 3x): {'PASS' if ratio <= 3 else 'FAIL'}")
-
-    if args.hnsw_rows:
-        subset = matrix[: args.hnsw_rows]
-        t0 = time.perf_counter()
-        approx.build_index(con, "hnsw", np.arange(len(subset)), subset)
-        build = time.perf_counter() - t0
-        print(f"\nHNSW index over {len(subset):,} rows (M={approx.M}, ef_construction={approx.EF_CONSTRUCTION}): "
-              f"built in {build:.1f}s ({len(subset) / build:,.0f} vectors/s)")
-        methods = {"numpy matrix @ q + argpartition": numpy_topk(subset, args.k)}
-        for size in (max(int(s), args.k) for s in args.shortlist.split(",")):
-            methods[f"duckdb vss HNSW, shortlist {size}"] = hnsw_topk(con, args.dim, size, args.k)
-        report(f"approximate search over {len(subset):,} rows", methods, queries, args.k,
-               "numpy matrix @ q + argpartition")
-
-
-def hnsw_topk(con: duckdb.DuckDBPyConnection, dim: int, size: int, k: int):
-    sql = approx.shortlist_sql("hnsw", dim, size)
-
-    def run(q):
-        rows = con.execute(sql, [q.tolist()]).fetchall()
-        return [doc for doc, _ in sorted(rows, key=lambda r: -r[1])[:k]]
-    return run
 
 
 if __name__ == "__main__":

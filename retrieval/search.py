@@ -1,10 +1,12 @@
-"""Theorem search over an open catalog: exact vector, lexical BM25, hybrid (RRF), optional reranking.
+"""Theorem search over an open catalog: vector, lexical BM25, hybrid (RRF), optional reranking.
 
-The theorems joined with their papers are materialized once into an in-memory DuckDB table
-(`search_corpus`), so repeated queries (serve, eval) scan memory rather than re-reading Parquet.
-Vector search is exact by default: the cosine with every stored embedding (`retrieval.vectors`
-holds them, normalized and split for speed), ordered with LIMIT k. Lexical search is BM25 from
-DuckDB's fts extension; `approximate=N` answers vector queries from an HNSW index (vss) instead.
+With a current index (`DIR/index/`, built by `thmforge index` or `build-corpus`), the search table
+and its BM25 index are read from `search.duckdb` (paged from disk, not rebuilt) and vector queries
+go to the memory-mapped IVF-PQ index with exact re-scoring (`retrieval.vector_index`); `exact=True`
+scans every stored vector instead (the recall reference). Without an index (a small corpus, or one
+changed since it was indexed), the theorems joined with their papers are materialized into an
+in-memory table (`search_corpus`), vector search is exact over the stored embeddings
+(`retrieval.vectors`) and the BM25 index is built on first use.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Optional, Sequence
 import duckdb
 import numpy as np
 
-from retrieval import approx, lexical, vectors
+from retrieval import extensions, lexical, vector_index, vectors
 from retrieval.catalog import Catalog
 from retrieval.filters import Filters, where_sql
 from schemas.errors import UsageError
@@ -65,15 +67,19 @@ def snippet(text: Optional[str], limit: int = SNIPPET_CHARS) -> str:
     return text[: cut if cut > limit // 2 else limit] + " …"
 
 
-def materialize(con: duckdb.DuckDBPyConnection) -> int:
-    """Build `search_corpus` (theorems joined with papers, one dense `doc` id each); its row count.
-    Embeddings stay out of it: `Searcher` loads one representation's vectors when a query needs them."""
-    con.execute("""
-        CREATE OR REPLACE TEMP TABLE search_corpus AS
+def materialize(con: duckdb.DuckDBPyConnection, *, theorems: str = "theorems", doc: Optional[str] = None,
+                persistent: bool = False) -> int:
+    """Build `search_corpus` (theorems joined with papers, one `doc` id each); its row count.
+    `doc` is the id expression over alias `t` (default: dense, by theorem id); `persistent` writes
+    a table of the connection's database (the index's `search.duckdb`) rather than a temp table.
+    Embeddings stay out of it: vectors are read only when a query needs them."""
+    doc = doc or "(row_number() OVER (ORDER BY t.theorem_id, t.paper_id, t.source) - 1)::INTEGER"
+    con.execute(f"""
+        CREATE OR REPLACE {"TABLE" if persistent else "TEMP TABLE"} search_corpus AS
         WITH p AS (
             SELECT * FROM papers QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY source_id) = 1
         )
-        SELECT (row_number() OVER (ORDER BY t.theorem_id, t.paper_id, t.source) - 1)::INTEGER AS doc,
+        SELECT {doc} AS doc,
                t.theorem_id, t.paper_id, t.source, t.year, t.kind, t.display_name, t.number, t.title,
                t.label, t.tag, t.statement_text, t.description,
                coalesce(t.url, p.url) AS url, p.title AS paper_title, coalesce(p.authors, []) AS authors,
@@ -84,7 +90,8 @@ def materialize(con: duckdb.DuckDBPyConnection) -> int:
                -- the text describer's description already holds title and statement: index it once
                CASE WHEN contains(t.description, t.statement_text) THEN concat_ws(' ', t.description, p.title)
                     ELSE concat_ws(' ', t.title, t.statement_text, t.description, p.title) END AS lexical_text
-        FROM theorems t LEFT JOIN p USING (paper_id)
+        FROM {theorems} t LEFT JOIN p USING (paper_id)
+        {"ORDER BY doc" if persistent else ""}
     """)
     return con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]
 
@@ -109,30 +116,49 @@ def _encoder_for(config):
 
 
 class Searcher:
-    """Searches one catalog; the query encoder and the lexical index are built on first use."""
+    """Searches one catalog; the query encoder (and, without an index, the lexical index) on first use.
+    `lean_encoder`: embed queries with `retrieval.query_encoder` (no torch) when the model allows,
+    for one-off command-line queries; a server keeps the sentence-transformers encoder."""
 
     def __init__(self, catalog: Catalog, *, query_model: Optional[str] = None,
                  representation: str = "description", reranker=None, rerank_depth: int = 50,
-                 approximate: Optional[int] = None, lexical_weight: float = 1.0):
+                 exact: bool = False, lexical_weight: float = 1.0, lean_encoder: bool = False):
         if representation not in REPRESENTATIONS:
             raise UsageError(f"representation: choose one of {', '.join(REPRESENTATIONS)}")
         self.catalog = catalog
-        self.con = catalog.con
         self.column = REPRESENTATIONS[representation]
         self.representation = representation
         self.query_model = query_model
         self.reranker = reranker
         self.rerank_depth = rerank_depth
-        self.approximate = approximate      # shortlist taken from the HNSW index; None: exact search
+        self.exact = exact
+        self.lean_encoder = lean_encoder
         self.lexical_weight = lexical_weight  # weight of the BM25 ranking in hybrid fusion (vector: 1)
-        self._vectors: Optional[vectors.VectorTable] = None    # exact search's table
-        self._vector_index: Optional[str] = None                # the table vector queries read
+        self._vectors: Optional[vectors.VectorTable] = None    # in-memory exact search's table
+        self._index: Optional[vector_index.VectorIndex] = None
         self._encoder = None
+        try:
+            self.shards = vector_index.fresh_plan(catalog.root)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if self.shards is not None:
+            self.con = duckdb.connect(str(catalog.root / vector_index.INDEX_DIR / vector_index.SEARCH_DB),
+                                      read_only=True)
+            extensions.load(self.con, "fts")
+            self._lexical_ready = True      # persisted with the table by the index job
+            self.size = self.con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]
+            return
+        self.con = catalog.con
         self._lexical_ready = False
         try:
             self.size = materialize(self.con)
         except duckdb.Error as exc:
             raise UsageError(f"{catalog.root}: cannot read theorems ({exc})") from None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether queries use the persisted index (else the in-memory tables)."""
+        return self.shards is not None
 
     # --- query embedding -------------------------------------------------------------------
     @property
@@ -145,14 +171,23 @@ class Searcher:
         info = self.catalog.embedding
         if info is None:
             raise UsageError("this corpus has no embeddings (manifest.json has no 'embedding'); use --mode lexical")
-        from transforms.embed.encoder import EncoderConfig, resolve_model_path
+        from transforms.models import resolve_model_path
 
         if self.query_model and resolve_model_path(self.query_model) != resolve_model_path(info.model):
             raise UsageError(f"query model {self.query_model!r} differs from the corpus's model {info.model!r}: "
                              "its vectors would not be comparable")
         try:
-            encoder = _encoder_for(EncoderConfig(model=info.model, query_prompt=info.query_prompt,
-                                                 document_prompt=info.document_prompt, normalize=info.normalize))
+            encoder = None
+            if self.lean_encoder:
+                from retrieval import query_encoder
+
+                encoder = query_encoder.load(resolve_model_path(info.model), normalize=info.normalize,
+                                             prompt=info.query_prompt)
+            if encoder is None:
+                from transforms.embed.encoder import EncoderConfig
+
+                encoder = _encoder_for(EncoderConfig(model=info.model, query_prompt=info.query_prompt,
+                                                     document_prompt=info.document_prompt, normalize=info.normalize))
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot load the corpus's embedding model {info.model!r}: {exc}") from None
         if encoder.dim != info.dim:
@@ -185,17 +220,24 @@ class Searcher:
             docs, matrix = unique, matrix[first]
         return docs, vectors.normalized(matrix, in_place=True)
 
-    def _build_vector_index(self) -> str:
-        """The table vector queries scan (exact) or probe (HNSW), built on first use; its name."""
-        if self._vector_index is None:
+    def _vector_table(self) -> vectors.VectorTable:
+        """The in-memory table exact search scans, loaded on first use."""
+        if self._vectors is None:
             docs, matrix = self._unit_vectors()
-            if self.approximate:
-                approx.build_index(self.con, f"hnsw_{self.column}", docs, matrix)
-                self._vector_index = f"hnsw_{self.column}"
-            else:
-                self._vectors = vectors.register(self.con, f"vectors_{self.column}", docs, matrix)
-                self._vector_index = self._vectors.name
-        return self._vector_index
+            self._vectors = vectors.register(self.con, f"vectors_{self.column}", docs, matrix)
+        return self._vectors
+
+    def _vector_index(self) -> vector_index.VectorIndex:
+        """The persisted index of this representation, opened (memory-mapped) on first use."""
+        if self._index is None:
+            try:
+                self._index = vector_index.open_index(self.catalog.root, self.representation, self.shards)
+            except (RuntimeError, ValueError) as exc:
+                raise UsageError(f"cannot open the vector index: {exc}") from None
+            if self._index is None:
+                raise UsageError(f"the index has no current {self.representation!r} vectors: run "
+                                 f"`thmforge index {self.catalog.root} --representation {self.representation}`")
+        return self._index
 
     def _build_lexical_index(self) -> None:
         if not self._lexical_ready:
@@ -210,7 +252,7 @@ class Searcher:
         if self.catalog.embedding:
             self.encoder
             if self.size:
-                self._build_vector_index()
+                self._vector_index() if self.indexed else self._vector_table()
         self._build_lexical_index()
 
     def _restrict(self, filters: Filters, alias: str) -> tuple[str, list]:
@@ -220,29 +262,34 @@ class Searcher:
             return where, params
         return f"{alias}.doc IN (SELECT c.doc FROM search_corpus c WHERE {where})", params
 
+    def _allowed_docs(self, filters: Filters) -> Optional[np.ndarray]:
+        """The sorted doc ids passing `filters`, or None without filters."""
+        where, params = where_sql(filters)
+        if where == "true":
+            return None
+        try:
+            rows = self.con.execute(f"SELECT doc FROM search_corpus c WHERE {where} ORDER BY doc", params).fetchnumpy()
+        except duckdb.Error as exc:
+            raise UsageError(f"search failed: {exc}") from None
+        return np.asarray(rows["doc"], dtype=np.int64)
+
     def vector_ranking(self, query: str, k: int, filters: Filters, vector: Optional[list[float]] = None):
         vector = vector if vector is not None else self.embed_query(query)
         if not self.size:
             return []
-        if self.approximate:
-            return self._approximate_ranking(vector, k, filters)
-        self._build_vector_index()
+        if self.indexed:
+            index = self._vector_index()
+            if len(vector) != index.dim:
+                raise UsageError(f"search failed: query has {len(vector)} dimensions, the index {index.dim}")
+            allowed = self._allowed_docs(filters)
+            return (index.exact if self.exact else index.search)(np.asarray(vector, dtype=np.float32), k, allowed)
+        table = self._vector_table()
         restrict, params = self._restrict(filters, "v")
         try:
-            query_parts = self._vectors.query_params(vector)
+            query_parts = table.query_params(vector)
         except ValueError as exc:
             raise UsageError(f"search failed: {exc}") from None
-        return self._run(self._vectors.topk_sql(k, restrict), query_parts + params)
-
-    def _approximate_ranking(self, vector: list[float], k: int, filters: Filters):
-        """The `approximate` nearest rows by the HNSW index, filtered, best k."""
-        table = self._build_vector_index()
-        shortlist = max(int(self.approximate), k)
-        restrict, params = self._restrict(filters, "s")
-        query = vectors.unit(vector).tolist()
-        sql = (f"SELECT s.doc, s.score FROM ({approx.shortlist_sql(table, len(query), shortlist)}) s "
-               f"WHERE {restrict} ORDER BY s.score DESC, s.doc LIMIT {int(k)}")
-        return self._run(sql, [query] + params)
+        return self._run(table.topk_sql(k, restrict), query_parts + params)
 
     def lexical_ranking(self, query: str, k: int, filters: Filters):
         self._build_lexical_index()

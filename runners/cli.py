@@ -22,6 +22,7 @@ COMMANDS = {
     "build-corpus": ("runners.cmd_build_corpus", "extract theorem-like statements into Parquet tables", True),
     "sql": ("runners.cmd_sql", "DuckDB over a corpus or benchmark directory's tables as views", False),
     "export": ("runners.cmd_export", "a corpus as a Hugging Face dataset, a DuckDB file or CSV", False),
+    "index": ("runners.cmd_index", "build or extend a corpus's vector and full-text search index", True),
     "search": ("runners.cmd_search", "semantic / lexical / hybrid theorem search", False),
     "serve": ("runners.cmd_serve", "search page, JSON API and MCP endpoint over HTTP", False),
     "mcp": ("runners.cmd_mcp", "MCP server over stdio: theorem search and graph tools for agents", False),

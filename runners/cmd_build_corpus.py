@@ -150,6 +150,22 @@ def _recorded_options(args: argparse.Namespace, beam_args: list[str], inputs: li
     return json.loads(json.dumps({**values, "beam_args": beam_args}, default=str))
 
 
+def _index_stage(output: str, options: PipelineOptions) -> None:
+    """After a run that embedded: build or extend the search index (only new files are encoded).
+    A remote output is indexed where it is mounted, with `thmforge index DIR`."""
+    import pathlib
+
+    if "://" in output:
+        print(f"thmforge build-corpus: index not built for remote {output}; run `thmforge index` where it is mounted",
+              file=sys.stderr)
+        return
+    from retrieval.index_job import build_index
+
+    summary = build_index(pathlib.Path(output).resolve(), "description", options)
+    print(f"thmforge build-corpus: index: {summary['shards_encoded']} of {summary['shards']} files encoded",
+          file=sys.stderr)
+
+
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from transforms.sources import make_source
 
@@ -198,6 +214,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
         return 1
     except IncompatibleOutputError as exc:
         raise UsageError(str(exc)) from None
+    if embed is not None:
+        _index_stage(args.output, options)
     print(outcome.summary(manifest, args.output), file=sys.stderr)
     resume = manifest.get("resume") or {}
     if resume.get("inputs_finished_earlier"):

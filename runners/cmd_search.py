@@ -3,10 +3,10 @@
   thmforge search out/demo "every bounded monotone sequence converges" -k 5
   thmforge search out/demo "compact Hausdorff" --kind theorem,lemma --year 2015:2024 --format json
 
-Modes: vector (exact cosine over the stored embeddings, using the corpus's own model and query
-prompt from manifest.json; --approximate N takes N candidates from an HNSW index instead), lexical
-(BM25 of DuckDB's full-text search over statement text, description and titles) and hybrid
-(reciprocal-rank fusion of both). --rerank MODEL reorders the top candidates with a
+Modes: vector (cosine with the stored embeddings, using the corpus's own model and query prompt
+from manifest.json: from the index under DIR/index/ when it is current, candidates re-scored
+exactly; --exact scans every stored vector), lexical (BM25 of DuckDB's full-text search over
+statement text, description and titles) and hybrid (reciprocal-rank fusion of both). --rerank MODEL reorders the top candidates with a
 sentence-transformers cross-encoder given by local path (or a name in the offline cache).
 Filters take comma-separated values or repeat; values are bound parameters, never SQL.
 """
@@ -53,16 +53,13 @@ def add_searcher_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rerank-depth", type=int, default=50, metavar="N", help="candidates to rerank (default 50)")
     parser.add_argument("--lexical-weight", type=float, default=1.0, metavar="W",
                         help="weight of the BM25 ranking against the vector ranking in hybrid mode (default 1)")
-    parser.add_argument("--approximate", type=int, metavar="SHORTLIST",
-                        help="approximate vector search: take this many candidates from an HNSW index (DuckDB vss, "
-                             "built in memory on first use: slow to build, for serve over large corpora)")
+    parser.add_argument("--exact", action="store_true",
+                        help="scan every stored vector instead of the index (the reference for its recall)")
 
 
-def searcher_from_args(args) -> Searcher:
+def searcher_from_args(args, *, lean_encoder: bool = False) -> Searcher:
     if not 1 <= args.rerank_depth <= MAX_K:
         raise UsageError(f"--rerank-depth: between 1 and {MAX_K}")
-    if args.approximate is not None and not 1 <= args.approximate <= 100_000:
-        raise UsageError("--approximate: a shortlist of 1 to 100000")
     if not 0 <= args.lexical_weight <= 100:
         raise UsageError("--lexical-weight: between 0 and 100")
     reranker = None
@@ -74,8 +71,8 @@ def searcher_from_args(args) -> Searcher:
     if not any((catalog.root / table).is_dir() for table in ("papers", "theorems")):
         raise UsageError(f"{args.dir}: not a corpus (no papers/ or theorems/): build one with build-corpus")
     return Searcher(catalog, query_model=args.query_model, representation=args.representation,
-                    reranker=reranker, rerank_depth=args.rerank_depth, approximate=args.approximate,
-                    lexical_weight=args.lexical_weight)
+                    reranker=reranker, rerank_depth=args.rerank_depth, exact=args.exact,
+                    lexical_weight=args.lexical_weight, lean_encoder=lean_encoder)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,7 +92,7 @@ def run(args, beam_args) -> int:
     if not query or len(query) > MAX_QUERY_CHARS:
         raise UsageError(f"query: between 1 and {MAX_QUERY_CHARS} characters")
     filters = filters_from_args(args)
-    searcher = searcher_from_args(args)
+    searcher = searcher_from_args(args, lean_encoder=True)    # one query: no torch import
     hits = searcher.search(query, k=args.k, filters=filters, mode=args.mode)
     print(hits_json(hits) if args.format == "json" else hits_table(hits))
     return 0

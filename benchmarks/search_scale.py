@@ -1,0 +1,229 @@
+"""Search at scale: a synthetic corpus in the real layout, indexed and queried with the real commands.
+
+  .venv/bin/python benchmarks/search_scale.py --rows 100000 [--queries 100] [--format json] [--keep DIR]
+
+Writes `--rows` statements as theorems Parquet files (50,000 rows a file, Hive-partitioned by
+source and year) with embedding-like vectors (`benchmarks/synthetic_vectors.py`: the packaged
+model's embeddings of real LaTeX paragraphs, mixed and perturbed) and realistic metadata (kinds,
+years, categories, authors), plus papers and manifest.json. Then, as a user would run them:
+`thmforge index DIR` (build time, vectors/s, peak RSS, index size), a cold `thmforge search` in
+vector and lexical mode, and `thmforge serve` answering `--queries` held-out paragraphs over HTTP
+(p50/p95/p99, peak RSS), with and without a filter (kind lemma, years 2015-2020: about 4% of
+rows). Recall@10 is against `Searcher(exact=True)`, the full scan of the stored vectors.
+JSON keys: rows, build_s, build_vectors_per_s, index_bytes, rss_build_mb, rss_serve_mb,
+cli_cold_s, p50_ms, p95_ms, p99_ms, recall_at_10, recall_at_10_filtered.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from benchmarks.synthetic_vectors import perturbed, real_embeddings, real_paragraphs  # noqa: E402
+from schemas import PAPERS, theorems_table  # noqa: E402
+
+FILE_ROWS = 50_000
+ROWS_PER_PAPER = 20
+BASE_TEXTS = 2500
+KIND_WEIGHTS = {"theorem": 0.3, "lemma": 0.25, "proposition": 0.15, "definition": 0.15, "corollary": 0.1,
+                "remark": 0.05}
+CATEGORIES = ["math.AG", "math.NT", "math.CO", "math.PR", "math.AP", "math.DG", "math.GT", "math.FA",
+              "math.RT", "math.LO", "cs.DS", "hep-th"]
+FILTER = {"kinds": ["lemma"], "year_from": 2015, "year_to": 2020}
+THMFORGE = [sys.executable, "-m", "runners.cli"]
+
+
+def write_corpus(root: pathlib.Path, rows: int, base: np.ndarray, seed: int = 20260, file_rows: int = FILE_ROWS,
+                 years: tuple[int, int] = (1992, 2026)) -> None:
+    rng = np.random.default_rng(seed)
+    table = theorems_table(base.shape[1])
+    kinds = np.array(list(KIND_WEIGHTS))
+    weights = np.array(list(KIND_WEIGHTS.values()))
+    papers = (rows + ROWS_PER_PAPER - 1) // ROWS_PER_PAPER
+    paper_years = rng.integers(*years, papers)
+    for part, block in enumerate(perturbed(base, rows, rng, chunk=file_rows)):
+        start = part * file_rows
+        n = len(block)
+        ids = np.arange(start, start + n)
+        paper = ids // ROWS_PER_PAPER
+        columns = {
+            "theorem_id": pa.array([f"arxiv:s{p}#{i}" for p, i in zip(paper, ids)]),
+            "paper_id": pa.array([f"arxiv:s{p}" for p in paper]),
+            "year": pa.array(paper_years[paper].astype(np.int32)),
+            "ordinal": pa.array((ids % ROWS_PER_PAPER).astype(np.int32)),
+            "kind": pa.array(kinds[rng.choice(len(kinds), n, p=weights / weights.sum())]),
+            "statement_text": pa.array([f"Synthetic statement {i} of paper {p}." for p, i in zip(paper, ids)]),
+            "embedding": pa.FixedSizeListArray.from_arrays(pa.array(block.reshape(-1)), block.shape[1]),
+        }
+        columns["description"] = columns["statement_text"]
+        columns["source"] = pa.array(["arxiv"] * n)
+        data = pa.Table.from_arrays([columns.get(f.name, pa.nulls(n, f.type)) for f in table.schema],
+                                    schema=table.schema)
+        years = np.asarray(data.column("year"))
+        for year in np.unique(years):
+            folder = root / "theorems" / "source=arxiv" / f"year={year}"
+            folder.mkdir(parents=True, exist_ok=True)
+            pq.write_table(data.filter(pa.array(years == year)).drop_columns(["source", "year"]),
+                           folder / f"part-{part:05d}.parquet")
+    paper_rows = [dict(paper_id=f"arxiv:s{p}", source="arxiv", source_id=f"s{p}", title=f"Synthetic paper {p}",
+                       authors=[f"Author {p % 997}", f"Author {p % 389}"],
+                       categories=[CATEGORIES[p % len(CATEGORIES)]], primary_category=CATEGORIES[p % len(CATEGORIES)],
+                       year=int(paper_years[p]), status="ok") for p in range(papers)]
+    (root / "papers").mkdir(parents=True, exist_ok=True)
+    pq.write_table(PAPERS.to_arrow(paper_rows), root / "papers" / "part-00000.parquet")
+    (root / "manifest.json").write_text(json.dumps({"embedding": {
+        "model": "sentence-transformers/all-MiniLM-L6-v2", "dim": int(base.shape[1]), "query_prompt": "",
+        "document_prompt": "", "normalize": True}}))
+
+
+def run_measured(command: list[str], env: dict) -> tuple[float, float, str, str]:
+    """(wall seconds, peak RSS MB, stdout, stderr) of one child process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=REPO)
+        _, status, usage = os.wait4(process.pid, 0)     # this child's own rusage: its peak RSS
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if process.returncode:
+        raise RuntimeError(f"{' '.join(command)} failed: {stderr[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, stdout, stderr
+
+
+def peak_rss_mb(pid: int) -> float:
+    text = pathlib.Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+)", text).group(1)) / 1024
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def serve_queries(root: pathlib.Path, env: dict, queries: list[str]) -> tuple[list[float], list, list, float]:
+    """Latencies (ms), top-10 ids without and with the filter, peak RSS MB of `thmforge serve`."""
+    process = subprocess.Popen(THMFORGE + ["serve", str(root), "--port", "0"], stderr=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, env=env, cwd=REPO, text=True)
+    started = queue.Queue()
+
+    def drain():        # read stderr to the end, so that the server never blocks on a full pipe
+        for line in process.stderr:
+            found = re.search(r"(http://[\d.]+:\d+/search)", line)
+            if found:
+                started.put(found.group(1))
+        started.put(None)
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        url = started.get()
+        if url is None:
+            raise RuntimeError("serve did not start")
+
+        def ask(query, extra):
+            body = json.dumps({"query": query, "n_results": 10, **extra}).encode()
+            request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+            start = time.perf_counter()
+            with urllib.request.urlopen(request) as response:
+                result = json.load(response)
+            return (time.perf_counter() - start) * 1e3, [h["theorem_id"] for h in result["results"]]
+
+        ask(queries[0], {})
+        latencies, plain, filtered = [], [], []
+        for query in queries:
+            ms, ids = ask(query, {})
+            latencies.append(ms)
+            plain.append(ids)
+            ms, ids = ask(query, FILTER)
+            latencies.append(ms)
+            filtered.append(ids)
+        return latencies, plain, filtered, peak_rss_mb(process.pid)
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def exact_top10(root: pathlib.Path, queries: list[str]) -> tuple[list, list]:
+    from retrieval.catalog import open_catalog
+    from retrieval.filters import make_filters
+    from retrieval.search import Searcher
+
+    searcher = Searcher(open_catalog(str(root)), exact=True)
+    filters = make_filters(**FILTER)
+    plain = [[h.theorem_id for h in searcher.search(q, k=10)] for q in queries]
+    filtered = [[h.theorem_id for h in searcher.search(q, k=10, filters=filters)] for q in queries]
+    return plain, filtered
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, required=True)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--keep", metavar="DIR", help="write the corpus here and keep it (default: a temp dir)")
+    parser.add_argument("--cache", metavar="FILE", help="cache the real embeddings here (.npy)")
+    args = parser.parse_args()
+    from retrieval.vector_index import recall_at_k
+
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    texts = real_paragraphs(BASE_TEXTS + args.queries)
+    queries = texts[BASE_TEXTS:][: args.queries]
+    base = real_embeddings(BASE_TEXTS, pathlib.Path(args.cache) if args.cache else None)
+    root = pathlib.Path(args.keep) if args.keep else pathlib.Path(tempfile.mkdtemp(prefix="search-scale-"))
+    try:
+        start = time.perf_counter()
+        if not (root / "manifest.json").is_file():
+            write_corpus(root, args.rows, base)
+        written = time.perf_counter() - start
+        shutil.rmtree(root / "index", ignore_errors=True)
+        build_s, rss_build, _, _ = run_measured(THMFORGE + ["index", str(root)], env)
+        index_bytes = sum(p.stat().st_size for p in (root / "index").rglob("*") if p.is_file())
+        cli_s, rss_search, _, _ = run_measured(THMFORGE + ["search", str(root), queries[0], "--format", "json"], env)
+        lexical_s, rss_lexical, _, _ = run_measured(
+            THMFORGE + ["search", str(root), "bounded sequence", "--mode", "lexical", "--format", "json"], env)
+        latencies, plain, filtered, rss_serve = serve_queries(root, env, queries)
+        exact_plain, exact_filtered = exact_top10(root, queries)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    result = {
+        "rows": args.rows, "build_s": round(build_s, 2), "build_vectors_per_s": round(args.rows / build_s),
+        "index_bytes": index_bytes, "rss_build_mb": round(rss_build), "rss_serve_mb": round(rss_serve),
+        "cli_cold_s": round(cli_s, 2), "p50_ms": round(percentile(latencies, 0.5), 1),
+        "p95_ms": round(percentile(latencies, 0.95), 1), "p99_ms": round(percentile(latencies, 0.99), 1),
+        "recall_at_10": round(recall_at_k(plain, exact_plain, 10), 4),
+        "recall_at_10_filtered": round(recall_at_k(filtered, exact_filtered, 10), 4),
+    }
+    if args.format == "json":
+        print(json.dumps(result))
+        return
+    print(f"{args.rows:,} rows written in {written:.0f}s; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    for key, value in result.items():
+        print(f"{key:>24}: {value}")
+    print(f"{'rss_search_mb':>24}: {rss_search:.0f} (cold vector CLI)   lexical cold CLI: {lexical_s:.2f}s, "
+          f"{rss_lexical:.0f} MB")
+    short = [len(f) for f in filtered]
+    print(f"{'filtered results':>24}: min {min(short)} of 10 per query")
+
+
+if __name__ == "__main__":
+    main()

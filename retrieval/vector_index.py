@@ -1,0 +1,306 @@
+"""The persistent vector index of a corpus: `DIR/index/<representation>/`, read memory-mapped.
+
+Layout (written by `retrieval.index_job`, read by `VectorIndex`):
+  DIR/index/plan.json     the shards, shared by all representations and by `search.duckdb`: each
+                          theorems Parquet file with its size, rows and first doc id
+  DIR/index/search.duckdb the search table (metadata, doc ids) and its persisted BM25 index
+and per representation, under DIR/index/<representation>/:
+  index.json          the encoded shards, the dimension and the current merged index's name
+  quantizer.index     faiss IVF-PQ, trained on a sample and empty: every shard encodes with it
+  shards/<base>/      one per theorems Parquet file: `ivf.index` (its vectors' PQ codes, ids = doc
+                      ids) and `vectors.npy` (its rows' unit vectors, float32, zeros where none)
+  merged-<n>.index    the shards' inverted lists merged (faiss `merge_ondisk`) into one on-disk
+  merged-<n>.ivfdata  index, memory-mapped at search time
+
+A document's id is its shard's base plus its row in the theorem file, so a new file adds a shard
+without renumbering the others. A query probes `nprobe` lists of PQ codes for a shortlist, then
+re-scores the shortlist with the stored float32 vectors: quantization picks candidates, never the
+final order. Filters are applied inside the search: a filter that leaves few rows is answered
+exactly over those rows' stored vectors; a wider one is a faiss search restricted to the allowed
+ids (a bitmap), with the probe widened until `k` candidates survive. See docs/vector_index.md.
+"""
+from __future__ import annotations
+
+import bisect
+import contextlib
+import dataclasses
+import json
+import os
+import pathlib
+import sys
+from typing import Optional, Sequence
+
+import numpy as np
+
+INDEX_DIR = "index"
+PLAN = "plan.json"
+SEARCH_DB = "search.duckdb"
+MANIFEST = "index.json"
+QUANTIZER = "quantizer.index"
+SHARDS = "shards"
+PQ_BYTES = 48               # bytes per vector in the shortlist's codes (384 floats: 8 dims a byte)
+MAX_LISTS = 4096
+TRAIN_PER_LIST = 64         # k-means sample: faiss warns under 39 points a centroid
+NPROBE = 48
+SHORTLIST = 200             # candidates re-scored exactly (at least 10 per result)
+EXACT_FILTER_ROWS = 20_000  # a filter leaving at most this many rows is answered by an exact scan
+SCAN_ROWS = 262_144         # rows per block of an exact scan (1.5 KB each at 384-d)
+
+
+def recall_at_k(found: Sequence[Sequence[int]], exact: Sequence[Sequence[int]], k: int) -> float:
+    """Mean fraction of the exact top k found in the approximate top k."""
+    if not exact:
+        return 1.0
+    shares = [len(set(a[:k]) & set(e[:k])) / max(1, len(e[:k])) for a, e in zip(found, exact)]
+    return sum(shares) / len(shares)
+
+
+def index_dir(root: pathlib.Path, representation: str) -> pathlib.Path:
+    return root / INDEX_DIR / representation
+
+
+def list_count(rows: int) -> int:
+    """Coarse lists for `rows` vectors: a power of two near 4 sqrt(rows), at most MAX_LISTS."""
+    target = max(1, int(4 * rows ** 0.5))
+    return int(min(MAX_LISTS, 1 << max(0, target.bit_length() - 1)))
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+def read_vectors(path: str, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """(row numbers with a vector, their unit vectors) of one theorems Parquet file."""
+    import pyarrow.parquet as pq
+
+    values = pq.read_table(path, columns=[column]).column(0).combine_chunks()
+    present = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
+    if not len(present):
+        return present, np.zeros((0, 0), dtype=np.float32)
+    flat = np.asarray(values.take(present).flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+    return present, unit_rows(flat.reshape(len(present), -1))
+
+
+def sample_rows(path: str, column: str, fraction: float, seed: int) -> np.ndarray:
+    """A random `fraction` of one file's vectors (at least one when it has any), for training."""
+    _, matrix = read_vectors(path, column)
+    if not len(matrix):
+        return matrix
+    rng = np.random.default_rng(seed)
+    take = max(1, int(round(len(matrix) * fraction)))
+    return matrix[np.sort(rng.choice(len(matrix), min(take, len(matrix)), replace=False))]
+
+
+def code_spec(sample_rows: int, dim: int) -> str:
+    """faiss's name of the codes: PQ (256 centroids per sub-vector, 39 samples each at least), or
+    for a sample too small to train it (a small corpus), 8-bit scalar quantization."""
+    return f"PQ{pq_bytes(dim)}" if sample_rows >= 256 * 39 else "SQ8"
+
+
+def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
+    """An empty IVF index (inner product on unit vectors) trained on `sample`, serialized."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)    # a Beam worker per core parallelizes; OpenMP on a shared core spins
+    dim = sample.shape[1]
+    nlist = max(1, min(nlist, len(sample) // 39 or 1))
+    index = faiss.index_factory(dim, f"IVF{nlist},{code_spec(len(sample), dim)}", faiss.METRIC_INNER_PRODUCT)
+    index.train(np.ascontiguousarray(sample, dtype=np.float32))
+    return faiss.serialize_index(index).tobytes()
+
+
+def pq_bytes(dim: int) -> int:
+    """PQ sub-quantizers: PQ_BYTES when it divides `dim`, else the largest divisor below it."""
+    return next(m for m in range(min(PQ_BYTES, dim), 0, -1) if dim % m == 0)
+
+
+def encode_shard(quantizer: bytes, path: str, column: str, base: int) -> tuple[bytes, np.ndarray, int]:
+    """(serialized IVF index of the file's vectors with ids base + row, its rows' unit vectors with
+    zeros where a row has none, rows encoded)."""
+    import faiss
+    import pyarrow.parquet as pq
+
+    faiss.omp_set_num_threads(1)
+    rows = pq.ParquetFile(path).metadata.num_rows
+    present, matrix = read_vectors(path, column)
+    index = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))
+    stored = np.zeros((rows, index.d), dtype=np.float32)
+    if len(present):
+        if matrix.shape[1] != index.d:
+            raise ValueError(f"{path}: {matrix.shape[1]}-d vectors, the index holds {index.d}-d")
+        stored[present] = matrix
+        index.add_with_ids(matrix, (present + base).astype(np.int64))
+    return faiss.serialize_index(index).tobytes(), stored, len(present)
+
+
+def merge_shards(directory: pathlib.Path, shard_bases: list[int], name: str) -> None:
+    """Merge the shards' inverted lists into `name`.index / `name`.ivfdata under `directory`."""
+    import faiss
+    from faiss.contrib.ondisk import merge_ondisk
+
+    index = faiss.read_index(str(directory / QUANTIZER))
+    merge_ondisk(index, [str(directory / SHARDS / str(b) / "ivf.index") for b in shard_bases],
+                 str(directory / f"{name}.ivfdata"))
+    faiss.write_index(index, str(directory / f"{name}.index"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    file: str           # path of the theorems file relative to the corpus root
+    size: int           # its size in bytes when indexed (a changed file is re-indexed)
+    base: int           # doc id of its first row
+    rows: int
+
+
+def read_json(path: pathlib.Path) -> Optional[dict]:
+    """A JSON record of the index, or None when it does not exist."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: unreadable ({exc})") from None
+
+
+def write_json(path: pathlib.Path, record: dict) -> None:
+    """Replace `path` at once (readers see the old record or the new one)."""
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+    temporary.replace(path)
+
+
+def shards_of(plan: Optional[dict]) -> list[Shard]:
+    return [Shard(**s) for s in (plan or {}).get("shards", [])]
+
+
+def theorem_files(root: pathlib.Path) -> dict[str, int]:
+    """The corpus's theorems Parquet files (relative path -> size in bytes)."""
+    folder = root / "theorems"
+    return {str(p.relative_to(root)): p.stat().st_size for p in sorted(folder.rglob("*.parquet"))} if folder.is_dir() else {}
+
+
+def fresh_plan(root: pathlib.Path) -> Optional[list[Shard]]:
+    """The plan's shards when they cover exactly the corpus's current theorem files, else None."""
+    plan = read_json(root / INDEX_DIR / PLAN)
+    if plan is None or not (root / INDEX_DIR / SEARCH_DB).is_file():
+        return None
+    shards = shards_of(plan)
+    return shards if {s.file: s.size for s in shards} == theorem_files(root) else None
+
+
+def open_index(root: pathlib.Path, representation: str, shards: list[Shard]) -> Optional["VectorIndex"]:
+    """The representation's index when it holds every shard of the plan, else None."""
+    directory = index_dir(root, representation)
+    manifest = read_json(directory / MANIFEST)
+    if manifest is None or set(map(int, manifest.get("encoded", {}))) != {s.base for s in shards}:
+        return None
+    return VectorIndex(directory, shards, manifest)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """File descriptor 1 pointed at stderr meanwhile (C++ output bypasses sys.stdout), so that
+    `search --format json` prints only JSON."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+class VectorIndex:
+    """A built index, memory-mapped: IVF-PQ shortlist, exact re-scoring from stored vectors."""
+
+    def __init__(self, directory: pathlib.Path, shards: list[Shard], manifest: dict, nprobe: int = NPROBE,
+                 shortlist: int = SHORTLIST, exact_filter_rows: int = EXACT_FILTER_ROWS):
+        import faiss
+
+        self.directory = directory
+        self.shards = sorted(shards, key=lambda s: s.base)     # a file added later may sort before others
+        self.bases = [s.base for s in self.shards]
+        self.dim = int(manifest["dim"])
+        with _stdout_to_stderr():      # faiss prints where it found the .ivfdata on stdout
+            self.index = faiss.read_index(str(directory / f"{manifest['merged']}.index"),
+                                          faiss.IO_FLAG_ONDISK_SAME_DIR)
+        self.nlist = int(self.index.nlist)
+        self.nprobe = min(nprobe, self.nlist)
+        self.shortlist = shortlist
+        self.exact_filter_rows = exact_filter_rows
+        self.doc_limit = max((s.base + s.rows for s in self.shards), default=0)
+        self._stored: dict[int, np.ndarray] = {}
+
+    def _vectors(self, shard: Shard) -> np.ndarray:
+        if shard.base not in self._stored:
+            self._stored[shard.base] = np.load(self.directory / SHARDS / str(shard.base) / "vectors.npy", mmap_mode="r")
+        return self._stored[shard.base]
+
+    def stored(self, docs: np.ndarray) -> np.ndarray:
+        """The stored unit vectors of `docs` (zeros for a doc without one)."""
+        out = np.zeros((len(docs), self.dim), dtype=np.float32)
+        for i, doc in enumerate(docs):
+            shard = self.shards[bisect.bisect_right(self.bases, int(doc)) - 1]
+            out[i] = self._vectors(shard)[int(doc) - shard.base]
+        return out
+
+    def _rescored(self, query: np.ndarray, docs: np.ndarray, k: int) -> list[tuple[int, float]]:
+        docs = np.unique(docs[docs >= 0])
+        if not len(docs):
+            return []
+        matrix = self.stored(docs)
+        present = matrix.any(axis=1)            # a row without a vector is stored as zeros
+        docs, scores = docs[present], matrix[present] @ query
+        order = np.lexsort((docs, -scores))[:k]
+        return [(int(docs[i]), float(scores[i])) for i in order]
+
+    def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+        """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters."""
+        import faiss
+
+        query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        if allowed is not None and len(allowed) <= self.exact_filter_rows:
+            return self._rescored(query, allowed, k)
+        want = max(self.shortlist, 10 * k)
+        params = faiss.SearchParametersIVF()
+        if allowed is not None:
+            mask = np.zeros(self.doc_limit, dtype=bool)
+            mask[allowed[allowed < self.doc_limit]] = True
+            bitmap = np.packbits(mask, bitorder="little")
+            selector = faiss.IDSelectorBitmap(self.doc_limit, faiss.swig_ptr(bitmap))
+            params.sel = selector
+        nprobe = self.nprobe
+        while True:
+            params.nprobe = nprobe
+            _, ids = self.index.search(query.reshape(1, -1), want, params=params)
+            found = ids[0][ids[0] >= 0]
+            if len(found) >= min(want, len(allowed) if allowed is not None else want) or nprobe >= self.nlist:
+                break
+            nprobe = min(self.nlist, nprobe * 4)    # a narrow filter: widen the probe until k survive
+        return self._rescored(query, found, k)
+
+    def exact(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+        """The reference: every stored vector scanned block by block (memory stays one block)."""
+        query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
+        if allowed is not None:
+            return self._rescored(query, allowed, k)
+        top_docs, top_scores = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        for shard in self.shards:
+            vectors = self._vectors(shard)
+            for start in range(0, shard.rows, SCAN_ROWS):
+                block = np.asarray(vectors[start:start + SCAN_ROWS])
+                scores = block @ query
+                empty = np.flatnonzero(scores == 0)
+                scores[empty[~block[empty].any(axis=1)]] = -np.inf     # rows without a vector
+                docs = np.arange(shard.base + start, shard.base + start + len(scores))
+                keep = np.argpartition(-scores, min(k, len(scores) - 1))[:k] if len(scores) > k else slice(None)
+                top_docs = np.concatenate([top_docs, docs[keep]])
+                top_scores = np.concatenate([top_scores, scores[keep]])
+                if len(top_docs) > 4 * k:
+                    order = np.lexsort((top_docs, -top_scores))[:k]
+                    top_docs, top_scores = top_docs[order], top_scores[order]
+        order = np.lexsort((top_docs, -top_scores))[:k]
+        return [(int(top_docs[i]), float(top_scores[i])) for i in order if np.isfinite(top_scores[i])]

@@ -1,0 +1,131 @@
+"""The persisted search index: built by the Beam job, read memory-mapped, exact where it counts."""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import duckdb
+import numpy as np
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from retrieval.index_job import build_index
+from query_corpus import write_corpus
+from retrieval import query_encoder, vector_index
+from retrieval.catalog import open_catalog
+from retrieval.filters import make_filters
+from retrieval.search import MODES, Searcher
+from runners.cli import main
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+LOCAL = PipelineOptions(["--runner=FnApiRunner"])
+QUERIES = ("closed and bounded subsets of euclidean space", "normal subgroups and kernels", "convergent series")
+
+
+@pytest.fixture(scope="module")
+def indexed_corpus(tmp_path_factory, encoder) -> pathlib.Path:
+    root = write_corpus(tmp_path_factory.mktemp("indexed"), encoder)
+    assert main(["index", str(root)]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def synthetic_corpus(tmp_path_factory) -> pathlib.Path:
+    """12,000 clustered 16-d vectors in 8 files: enough to train the PQ codes that large corpora use
+    (16-d rather than 384 keeps the k-means of training cheap; the code path is the same)."""
+    from benchmarks.search_scale import write_corpus as write_synthetic
+
+    rng = np.random.default_rng(7)
+    centers = rng.standard_normal((300, 16)).astype(np.float32)
+    root = tmp_path_factory.mktemp("synthetic")
+    write_synthetic(root, 12_000, vector_index.unit_rows(centers), file_rows=6_000, years=(2015, 2019))
+    summary = build_index(root, "description", LOCAL)
+    assert summary["shards_encoded"] == summary["shards"] > 0
+    return root
+
+
+def test_index_layout_and_answers_equal_in_memory_search(indexed_corpus, corpus_dir):
+    index = indexed_corpus / "index"
+    assert (index / "search.duckdb").is_file() and (index / "plan.json").is_file()
+    manifest = json.loads((index / "description" / "index.json").read_text())
+    assert (index / "description" / f"{manifest['merged']}.ivfdata").is_file()
+    indexed, memory = Searcher(open_catalog(str(indexed_corpus))), Searcher(open_catalog(str(corpus_dir)))
+    assert indexed.indexed and not memory.indexed and indexed.size == memory.size == 15
+    lemmas = make_filters(kinds=["lemma"])
+    for query in QUERIES:
+        for mode in MODES:
+            for filters in (make_filters(), lemmas):
+                got, want = indexed.search(query, 5, filters, mode), memory.search(query, 5, filters, mode)
+                assert sorted(h.theorem_id for h in got) == sorted(h.theorem_id for h in want)
+                assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-4)
+    assert {h.kind for h in indexed.search("compact", 3, lemmas)} == {"lemma"}
+
+
+def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
+    searcher = Searcher(open_catalog(str(synthetic_corpus)))
+    index = searcher._vector_index()
+    assert index.index.ntotal == 12_000 and "PQ" in type(index.index).__name__
+    rng = np.random.default_rng(11)
+    queries = index.stored(rng.choice(12_000, 30, replace=False)) + rng.normal(0, 0.02, (30, 16)).astype(np.float32)
+    found = [[d for d, _ in index.search(q, 10)] for q in queries]
+    exact = [[d for d, _ in index.exact(q, 10)] for q in queries]
+    assert vector_index.recall_at_k(found, exact, 10) >= 0.9
+    for rows, filters in ((20, make_filters(paper_ids=["arxiv:s17"])), (None, make_filters(kinds=["lemma"]))):
+        allowed = searcher._allowed_docs(filters)
+        assert rows is None or len(allowed) == rows
+        for threshold in (vector_index.EXACT_FILTER_ROWS, 0):   # exact over the rows, or a filtered faiss search
+            index.exact_filter_rows = threshold
+            for q in queries[:5]:
+                got, want = index.search(q, 10, allowed), index.exact(q, 10, allowed)
+                assert len(got) == 10 and set(d for d, _ in got) <= set(allowed.tolist())
+                assert len(set(d for d, _ in got) & set(d for d, _ in want)) >= 8
+
+
+def test_incremental_index_encodes_only_new_files(synthetic_corpus, tmp_path):
+    root = tmp_path / "corpus"
+    shutil.copytree(synthetic_corpus, root)
+    before = {p: p.stat().st_mtime_ns for p in (root / "index" / "description" / "shards").rglob("ivf.index")}
+    source = next((root / "theorems").rglob("*.parquet"))
+    added = source.with_name("part-99999.parquet")
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * REPLACE (theorem_id || '-new' AS theorem_id) FROM read_parquet('{source}', hive_partitioning = false)) "
+                f"TO '{added}' (FORMAT parquet)")
+    first_id, first_vector = con.execute(f"SELECT theorem_id, embedding FROM read_parquet('{source}') LIMIT 1").fetchone()
+    rows = con.execute(f"SELECT count(*) FROM read_parquet('{added}')").fetchone()[0]
+    assert not Searcher(open_catalog(str(root))).indexed        # a stale index is not used
+    summary = build_index(root, "description", LOCAL)
+    assert (summary["shards_encoded"], summary["shards"]) == (1, len(before) + 1)
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+    searcher = Searcher(open_catalog(str(root)))
+    assert searcher.indexed and searcher.size == 12_000 + rows
+    top = searcher.hits(searcher.vector_ranking("", 2, make_filters(), np.asarray(first_vector, dtype=np.float32)))
+    assert {h.theorem_id for h in top} == {first_id, first_id + "-new"}
+
+
+def test_lean_query_encoder_equals_sentence_transformers(encoder):
+    from transforms.models import resolve_model_path
+
+    lean = query_encoder.load(resolve_model_path(encoder.config.model), normalize=True, prompt="")
+    texts = ["every bounded monotone sequence converges", "Let $G$ be a finite group. " * 60]
+    cosines = (lean.encode_queries(texts) * encoder.encode_queries(texts)).sum(axis=1)
+    assert cosines.min() > 0.9999
+
+
+def test_lean_query_encoder_declines_other_layouts(tmp_path):
+    (tmp_path / "modules.json").write_text(json.dumps([{"path": "", "type": "sentence_transformers.models.Transformer"},
+                                                       {"path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]))
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode_cls_token": True}))
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_act": "gelu"}))
+    assert query_encoder.load(str(tmp_path), normalize=True, prompt="") is None
+
+
+def test_search_command_imports_neither_beam_nor_torch(indexed_corpus):
+    code = ("import json, sys; from runners.cli import main; main(['search', sys.argv[1], 'compact spaces', "
+            "'--format', 'json']); heavy = sorted({m.split('.')[0] for m in sys.modules} & {'apache_beam', 'torch', "
+            "'transformers', 'sentence_transformers'}); print(json.dumps(heavy), file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", code, str(indexed_corpus)], capture_output=True, text=True,
+                         cwd=REPO, check=True)
+    assert json.loads(run.stderr.strip().splitlines()[-1]) == []
+    assert len(json.loads(run.stdout)) == 10

@@ -44,6 +44,10 @@ _DECL_RE = re.compile(r"\\(" + "|".join(DECLARING_COMMANDS + _ENVIRONMENT_COMMAN
 _BEGIN_NAME_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,64})\}|\\csname\s*([^\\\s{}]{1,64})\s*\\endcsname")
 _HIDING_BODY_RE = re.compile(r"\\(comment|verbatim|Verbatim|lstlisting|minted)(?![A-Za-z@])")
 _CONDITIONAL_RE = re.compile(r"\\if|\\let\s*\\comment")
+_LLNCS_RE = re.compile(r"\\documentclass\s*(?:\[([^\]]{0,2000})\])?\s*\{\s*llncs\s*\}")
+# The environments llncs.cls declares through \spn@wtheorem, whose counters the class options choose.
+LLNCS_ENVS = frozenset({"case", "conjecture", "corollary", "definition", "example", "exercise", "lemma", "note",
+                        "problem", "property", "proposition", "question", "remark"})
 _USED_ENV_RE = re.compile(r"\\begin\s*\{(" + "|".join(STANDARD_THEOREM_NAMES) + r")\*?\}")
 
 
@@ -98,8 +102,30 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
             display = name[:1].upper() + name[1:]
             found.envs[name] = EnvSpec(name, display, kind_for(display, name), numbered=True,
                                        declared_by="builtin")
+    _llncs_counters(found, preamble)
     found.label_macros |= _label_macros(macros if macros is not None else collect_macros(preamble, Limits()))
     return found
+
+
+def _llncs_counters(found: Discovery, preamble: str) -> None:
+    """llncs numbers its own environments as its options say: `envcountsame` makes them all share
+    the theorem counter, `envcountsect` numbers them within sections; `claim` is unnumbered."""
+    m = _LLNCS_RE.search(preamble)
+    if not m:
+        return
+    options = {o.strip() for o in (m.group(1) or "").split(",")}
+    same, sect = "envcountsame" in options, "envcountsect" in options
+    found.envs.setdefault("theorem", EnvSpec("theorem", "Theorem", kind_for("Theorem", "theorem"),
+                                             declared_by="builtin"))
+    for name, spec in list(found.envs.items()):
+        if spec.declared_by != "builtin":
+            continue
+        if name == "claim":
+            found.envs[name] = dataclasses.replace(spec, numbered=False)
+        elif name == "theorem" or (name in LLNCS_ENVS and not same):
+            found.envs[name] = dataclasses.replace(spec, within="section" if sect else None)
+        elif name in LLNCS_ENVS:
+            found.envs[name] = dataclasses.replace(spec, counter="theorem", within=None)
 
 
 def _read_declaration(found: Discovery, wrappers: list[tuple[str, str]], text: str, m: re.Match,

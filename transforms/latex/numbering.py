@@ -290,8 +290,16 @@ class Numberer:
         """`\\stepcounter`: add one, clear the counters this one resets."""
         register = self._register_of(counter)
         self._values[register] = self._values.get(register, 0) + 1
+        self._clear_dependents(counter, {counter})
+
+    def _clear_dependents(self, counter: str, seen: set[str]) -> None:
+        """LaTeX clears a reset-list counter by stepping it from -1 (`\\@stpelt`), so the reset
+        cascades: a theorem numbered within `subsection` restarts at every new `section` too."""
         for dependent in self._resets.get(counter, ()):
-            self._values[self._register_of(dependent)] = 0
+            if dependent not in seen:
+                seen.add(dependent)
+                self._values[self._register_of(dependent)] = 0
+                self._clear_dependents(dependent, seen)
 
     def format(self, counter: str, depth: int = 0) -> str:
         """`\\the<counter>` as printed now."""

@@ -1,0 +1,52 @@
+"""Extraction rules met on documents the project had never seen (issue 18) and hostile inputs
+(issue 21), each shown on a small document written for this test."""
+from transforms.latex.extract import extract_submission
+
+
+def doc(preamble: str, body: str, cls: str = "article") -> bytes:
+    return (f"\\documentclass{cls}\n{preamble}\n\\begin{{document}}\n{body}\n\\end{{document}}\n").encode()
+
+
+def numbers(result):
+    return [(s.env_name, s.number) for s in result.statements]
+
+
+# -- class 1: llncs options choose the counters of the class's environments ---------------------
+
+LLNCS_BODY = r"""\section{A}
+\begin{theorem}t\end{theorem}
+\begin{lemma}l\end{lemma}
+\begin{claim}c\end{claim}
+\begin{definition}d\end{definition}
+\section{B}
+\begin{lemma}l\end{lemma}
+"""
+
+
+def test_llncs_envcountsame_shares_the_theorem_counter():
+    result = extract_submission({"p.tex": doc("", LLNCS_BODY, "[envcountsame]{llncs}")})
+    assert numbers(result) == [("theorem", "1"), ("lemma", "2"), ("claim", None), ("definition", "3"),
+                               ("lemma", "4")]
+
+
+def test_llncs_envcountsect_with_envcountsame_numbers_within_sections():
+    result = extract_submission({"p.tex": doc("", LLNCS_BODY, "[envcountsame,envcountsect]{llncs}")})
+    assert numbers(result) == [("theorem", "1.1"), ("lemma", "1.2"), ("claim", None), ("definition", "1.3"),
+                               ("lemma", "2.1")]
+
+
+def test_llncs_default_gives_each_environment_its_own_counter():
+    result = extract_submission({"p.tex": doc("", LLNCS_BODY, "{llncs}")})
+    assert numbers(result) == [("theorem", "1"), ("lemma", "1"), ("claim", None), ("definition", "1"),
+                               ("lemma", "2")]
+
+
+# -- class 2: a reset cascades down the reset lists -----------------------------------------------
+
+def test_counter_within_subsection_restarts_at_each_section():
+    preamble = r"\newtheorem{theorem}{Theorem}[subsection]"
+    body = r"""\section{A}\subsection{a}\begin{theorem}x\end{theorem}\begin{theorem}y\end{theorem}
+\section{B}\begin{theorem}before any subsection\end{theorem}
+\subsection{b}\begin{theorem}z\end{theorem}"""
+    result = extract_submission({"p.tex": doc(preamble, body)})
+    assert [n for _, n in numbers(result)] == ["1.1.1", "1.1.2", "2.0.1", "2.1.1"]

@@ -50,3 +50,20 @@ def test_counter_within_subsection_restarts_at_each_section():
 \subsection{b}\begin{theorem}z\end{theorem}"""
     result = extract_submission({"p.tex": doc(preamble, body)})
     assert [n for _, n in numbers(result)] == ["1.1.1", "1.1.2", "2.0.1", "2.1.1"]
+
+
+# -- class 4: a proof that names its statement belongs to that statement -------------------------
+
+def test_proof_attaches_to_the_statement_it_names():
+    preamble = r"""\newtheorem{theorem}{Theorem}\newtheorem{lemma}{Lemma}
+\newenvironment{proofof}[1]{\begin{proof}[Proof of \ref{#1}]}{\end{proof}}"""
+    body = r"""\begin{theorem}\label{thm:y}main\end{theorem}
+\begin{lemma}\label{lem:x}helper\end{lemma}
+\begin{lemma}\label{lem:z}other\end{lemma}
+\begin{proof}[Proof of Theorem~\ref{thm:y}]uses lemmas\end{proof}
+\begin{proofof}{lem:x}by hand\end{proofof}
+\begin{proof}[Proof of Lemma~\ref{lem:w}]a statement given later\end{proof}
+\begin{lemma}\label{lem:w}late\end{lemma}"""
+    result = extract_submission({"p.tex": doc(preamble, body)})
+    assert [(s.label, s.proof_latex) for s in result.statements] == [
+        ("thm:y", "uses lemmas"), ("lem:x", "by hand"), ("lem:z", None), ("lem:w", "a statement given later")]

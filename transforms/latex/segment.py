@@ -14,7 +14,7 @@ import itertools
 import re
 from typing import Callable, Optional
 
-from transforms.latex.discover import Discovery
+from transforms.latex.discover import DEFAULT_PROOF_ENVS, Discovery
 from transforms.latex.model import DocEvent
 from transforms.latex.numbering import NUMBERED_EQUATION_ENVS, count_equation_numbers
 from transforms.latex.scan import group, mandatory, optional, skip_inline_spaces
@@ -30,6 +30,9 @@ UNCLOSED = "unclosed-environment"
 AFTER_END = "after-end-document"
 AFTER_ENDINPUT = "after-endinput"
 _BEGIN_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,80})\}")
+# A proof naming its statement: `[Proof of Theorem~\ref{thm:y}]`, or `\begin{proofof}{lem:x}`.
+_REF_RE = re.compile(r"\\(?:[cC]ref|[vV]ref|autoref|ref|eqref|thmref|nameref)\*?\s*\{\s*([^{},]+?)\s*[,}]")
+_BARE_LABEL_RE = re.compile(r"[^\s\\{}$]{1,200}")
 
 
 @dataclasses.dataclass
@@ -69,6 +72,7 @@ class _Frame:
     cuts: list = dataclasses.field(default_factory=list)
     section_path: tuple = ()
     target: Optional[RawStatement] = None
+    target_label: Optional[str] = None          # the label a proof names as its statement
 
 
 @functools.lru_cache(maxsize=64)
@@ -107,6 +111,8 @@ class _Segmenter:
         self.path: list[tuple[int, str]] = []
         self.ordinal = 0
         self.last_closed: Optional[tuple[RawStatement, int]] = None
+        self.by_label: dict[str, RawStatement] = {}
+        self.proofs_of: list[tuple[str, str]] = []     # (label, proof) of proofs naming a later statement
 
     # -- frames ------------------------------------------------------------------------------
     def _push(self, frame: _Frame) -> None:
@@ -161,6 +167,10 @@ class _Segmenter:
             elif m.group("label"):
                 pos = self._label(m)
         self.skipped.extend((frame.env, UNCLOSED) for frame in self.open_statements)
+        for label, proof in self.proofs_of:            # a proof given before its statement
+            statement = self.by_label.get(label)
+            if statement is not None and statement.proof is None:
+                statement.proof = proof
         self._count_after_end()
         return Segmentation(self.statements, self.events, self.skipped, self.sections)
 
@@ -189,14 +199,7 @@ class _Segmenter:
                     frame.cuts.append((m.start(), after))
             return after
         if env in found.proof_envs:
-            target = None
-            if self.last_closed is not None:
-                statement, closed_at = self.last_closed
-                if _SPACES_RE.match(self.text, closed_at, m.start()).end() == m.start():
-                    target = statement
-            _, body_start = optional(self.text, m.end(), MAX_TITLE)
-            self._push(_Frame(env, "proof", m.start(), body_start, target=target))
-            return body_start
+            return self._open_proof(m, env)
         if env in NUMBERED_EQUATION_ENVS or env in found.equation_aliases:   # numbered at its \end
             self._push(_Frame(env, "equation", m.start(), m.end()))
             return m.end()
@@ -204,6 +207,29 @@ class _Segmenter:
             self.events.append(DocEvent(m.start(), "appendix"))
         self._push(_Frame(env, "other", m.start()))
         return m.end()
+
+    def _open_proof(self, m: re.Match, env: str) -> int:
+        """A proof belongs to the statement it names (`[Proof of Theorem~\\ref{thm:y}]`,
+        `\\begin{proofof}{lem:x}`), else to the statement just before it; a named statement that comes
+        later gets the proof at the end of the pass."""
+        title, body_start = optional(self.text, m.end(), MAX_TITLE)
+        named = _REF_RE.search(title) if title else None
+        label = named.group(1) if named else None
+        p = skip_inline_spaces(self.text, body_start)
+        if env not in DEFAULT_PROOF_ENVS and p < self.end and self.text[p] == "{":   # \begin{proofof}{lem:x}
+            arg = mandatory(self.text, p, MAX_TITLE)
+            if arg:
+                body_start = arg[1]
+                ref = _REF_RE.search(arg[0])
+                bare = _BARE_LABEL_RE.fullmatch(arg[0].strip())
+                label = label or (ref.group(1) if ref else bare.group() if bare else None)
+        target = self.by_label.get(label) if label else None
+        if target is None and self.last_closed is not None:    # unnamed, or naming no statement seen yet
+            statement, closed_at = self.last_closed
+            if _SPACES_RE.match(self.text, closed_at, m.start()).end() == m.start():
+                target = statement
+        self._push(_Frame(env, "proof", m.start(), body_start, target=target, target_label=label))
+        return body_start
 
     def _cut_solution(self, m: re.Match, env: str) -> int:
         """A solution inside an exercise: out of the body (and of enclosing ones), kept as the proof."""
@@ -252,13 +278,18 @@ class _Segmenter:
                                      frame.section_path, proof=frame.solution, slogan=frame.slogan)
             self.statements.append(statement)
             self.last_closed = (statement, end_after)
+            if statement.label:
+                self.by_label.setdefault(statement.label, statement)
         elif frame.kind == "equation":
             env = self.found.equation_aliases.get(frame.env, frame.env)
             count = count_equation_numbers(env, self.text[frame.body_start:end_start])
             self.events.append(DocEvent(frame.begin, "begin_env", env, count))
         elif frame.kind == "proof":
+            proof = self.text[frame.body_start:end_start].strip()
             if frame.target is not None and frame.target.proof is None:
-                frame.target.proof = self.text[frame.body_start:end_start].strip()
+                frame.target.proof = proof
+            elif frame.target is None and frame.target_label:
+                self.proofs_of.append((frame.target_label, proof))
             self.last_closed = None
 
     def _body(self, frame: _Frame, end: int) -> str:

@@ -67,3 +67,27 @@ def test_proof_attaches_to_the_statement_it_names():
     result = extract_submission({"p.tex": doc(preamble, body)})
     assert [(s.label, s.proof_latex) for s in result.statements] == [
         ("thm:y", "uses lemmas"), ("lem:x", "by hand"), ("lem:z", None), ("lem:w", "a statement given later")]
+
+
+# -- class 5: includes resolve as TeX resolves them ----------------------------------------------
+
+def test_includes_resolve_like_tex_and_unused_definitions_report_nothing():
+    main = doc(r"""\newtheorem{theorem}{Theorem}
+\newcommand{\appendixpart}{\input{never-written}}""", r"""\input{knowledges.kl}
+\input{chapters/one}
+\input{deep}""")
+    files = {"src/main.tex": main,
+             "src/knowledges.kl": rb"\begin{theorem}from another extension\end{theorem}",
+             "src/chapters/one.tex": rb"\input{two}",                        # the including file's folder
+             "src/chapters/two.tex": rb"\begin{theorem}beside its includer\end{theorem}",
+             "src/styles/tex/deep.tex": rb"\begin{theorem}in a TEXINPUTS subfolder\end{theorem}"}
+    result = extract_submission(files)
+    assert [s.statement_latex_raw for s in result.statements] == [
+        "from another extension", "beside its includer", "in a TEXINPUTS subfolder"]
+    assert [s.number for s in result.statements] == ["1", "2", "3"]
+    assert [e for e in result.events if e.stage == "flatten"] == []
+
+
+def test_a_missing_include_that_runs_is_still_reported():
+    result = extract_submission({"m.tex": doc("", r"\input{nowhere}")})
+    assert [(e.error_class, e.location) for e in result.events] == [("missing-include", "m.tex:4")]

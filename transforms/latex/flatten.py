@@ -13,6 +13,7 @@ import posixpath
 import re
 from typing import Callable, Optional
 
+from transforms.latex.definitions import definition_spans
 from transforms.latex.model import Event, Limits
 from transforms.latex.scan import mandatory as _mandatory, optional as _optional, skip_spaces as _skip_spaces
 
@@ -90,7 +91,10 @@ class _Resolver:
         return self.lower.get(path.lower())
 
     def resolve(self, name: str, current_dir: str, extensions: tuple[str, ...],
-                relative_to_current: bool, anywhere: bool = False) -> Optional[str]:
+                relative_to_current: bool) -> Optional[str]:
+        """The file TeX would read: the name (with each extension) in the including file's folder,
+        the main file's folder and the root; then, as with `TEXINPUTS=.//`, the one file of the
+        submission whose path ends with it."""
         name = name.strip().strip('"').strip()
         if not name:
             return None
@@ -103,11 +107,14 @@ class _Resolver:
                 found = self._exists(base + ext)
                 if found:
                     return found
-        if anywhere:
-            for ext in extensions:
-                hits = self.by_base.get(posixpath.basename(name) + ext, [])
-                if len(hits) == 1:
-                    return hits[0]
+        wanted = posixpath.normpath(name).lstrip("/")
+        while wanted.startswith("../"):          # outside the submission: only a copy inside can be meant
+            wanted = wanted[3:]
+        for ext in extensions:
+            hits = [h for h in self.by_base.get(posixpath.basename(wanted + ext), [])
+                    if h.endswith("/" + wanted + ext)]
+            if len(hits) == 1:
+                return hits[0]
         return None
 
 
@@ -168,6 +175,7 @@ class _Flattener:
         current_dir = posixpath.dirname(path)
         pos = start
         braces = 0                                  # \endinput inside a macro body is not run
+        spans: list[tuple[int, int]] = []          # definitions of this file, read when first needed
         while pos < end and not self.stopped:
             m = _INCLUDE_RE.search(text, pos, end)
             if not m:
@@ -191,6 +199,10 @@ class _Flattener:
                 break
             targets, after = self._targets(text, m, command, star)
             resolved = False
+            if braces > 0 and _inside_definition(text, m.start(), spans):
+                # \newcommand{\appendixpart}{\input{appendix}}: runs only if called, so a missing
+                # file is not reported; an existing one is inlined where the definition stands
+                targets = [(name, exts, relative, True) for name, exts, relative, _ in targets]
             for target in targets:
                 resolved |= self._include(*target, command, current_dir, depth, stack, f"{path}:{line}")
             command_text = text[m.start():after]
@@ -203,7 +215,7 @@ class _Flattener:
             self._emit(text[pos:end], path, line)
 
     def _targets(self, text: str, m: re.Match, command: str, star: str):
-        """[(name, extensions, relative_to_current, search_anywhere, optional)], index after the command."""
+        """[(name, extensions, relative_to_current, optional)], index after the command."""
         pos = m.end()
         if command in ("usepackage", "RequirePackage"):
             _, pos = _optional(text, pos)
@@ -211,20 +223,20 @@ class _Flattener:
             if not got:
                 return [], m.end()
             names = [n.strip() for n in got[0].split(",") if n.strip()]
-            return [(n, (".sty",), True, True, True) for n in names], got[1]
+            return [(n, (".sty",), True, True) for n in names], got[1]
         if command == "documentclass":
             _, pos = _optional(text, pos)
             got = _mandatory(text, pos)
             if not got:
                 return [], m.end()
-            return [(got[0].strip(), (".cls",), True, True, True)], got[1]
+            return [(got[0].strip(), (".cls",), True, True)], got[1]
         if command in _TWO_ARG:
             first = _mandatory(text, pos)
             second = _mandatory(text, first[1]) if first else None
             if not second:
                 return [], m.end()
             return [(posixpath.join(first[0].strip(), second[0].strip()), (".tex", ""),
-                     command in _RELATIVE_TO_CURRENT, False, False)], second[1]
+                     command in _RELATIVE_TO_CURRENT, False)], second[1]
         if command == "olimport":
             sub, pos = _optional(text, pos)
             got = _mandatory(text, pos)
@@ -234,18 +246,18 @@ class _Flattener:
             name = got[0].strip()
             if sub:
                 name = posixpath.join("content" if star else "", sub.strip(), name)
-            return [(name, (".tex", ""), not star, False, False)], after
+            return [(name, (".tex", ""), not star, False)], after
         got = _mandatory(text, pos)
         if got:
             exts = (".tex",) if command == "include" else (".tex", "")
-            return [(got[0], exts, command in _RELATIVE_TO_CURRENT, False, False)], got[1]
+            return [(got[0], exts, command in _RELATIVE_TO_CURRENT, False)], got[1]
         if command == "input":                    # TeX's own form: \input name
             bare = _BARE_NAME_RE.match(text, _skip_spaces(text, pos))
             if bare:
-                return [(bare.group(), (".tex", ""), False, False, False)], bare.end()
+                return [(bare.group(), (".tex", ""), False, False)], bare.end()
         return [], m.end()
 
-    def _include(self, name, extensions, relative, anywhere, optional, command, current_dir,
+    def _include(self, name, extensions, relative, optional, command, current_dir,
                  depth, stack, location) -> bool:
         """Inline one include; False when it could not be (the reason recorded unless optional)."""
         if "#" in name:                          # inside a macro definition: not a real include
@@ -257,7 +269,7 @@ class _Flattener:
                 self.events.append(Event("flatten", "unresolved-include",
                                          f"\\{command}{{{name}}}: path uses a macro that is not known", location))
             return False
-        target = self.resolver.resolve(name, current_dir, extensions, relative, anywhere)
+        target = self.resolver.resolve(name, current_dir, extensions, relative)
         if target is None:
             if not optional:
                 self.events.append(Event("flatten", "missing-include",
@@ -283,6 +295,14 @@ class _Flattener:
             return False
         self._file(target, text, depth + 1, stack + (target,), whole=command not in ("subfile", "olimport"))
         return True
+
+
+def _inside_definition(text: str, pos: int, spans: list[tuple[int, int]]) -> bool:
+    """Is text[pos] inside the body of a macro definition? `spans` caches the file's definitions."""
+    if not spans:
+        spans.extend(definition_spans(text) or [(-1, -1)])
+    i = bisect.bisect_right(spans, (pos, len(text))) - 1
+    return i >= 0 and spans[i][0] < pos < spans[i][1]
 
 
 def blank(text: str) -> str:

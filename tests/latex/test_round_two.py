@@ -91,3 +91,36 @@ def test_includes_resolve_like_tex_and_unused_definitions_report_nothing():
 def test_a_missing_include_that_runs_is_still_reported():
     result = extract_submission({"m.tex": doc("", r"\input{nowhere}")})
     assert [(e.error_class, e.location) for e in result.events] == [("missing-include", "m.tex:4")]
+
+
+# -- class 6: macros of a local package, and macros a statement defines before use ---------------
+
+def test_local_package_macros_and_statement_local_definitions_expand():
+    sty = rb"""\ProvidesPackage{widebar}
+\DeclareRobustCommand{\widebar}[1]{\overline{#1}}"""
+    main = doc(r"\usepackage[narrow]{widebar}\newtheorem{theorem}{Theorem}",
+               r"\begin{theorem}\newcommand{\ff}{F}\def\gg#1{G_#1} $\widebar{x}=\ff+\gg{2}$\end{theorem}")
+    result = extract_submission({"m.tex": main, "sty/widebar.sty": sty})
+    [statement] = result.statements
+    assert statement.statement_latex == r"$\overline{x}=F+G_2$"
+    assert statement.statement_text == r"$\overline{x}=F+G_2$"
+    assert result.unexpanded_macros == []
+
+
+# -- issue 21: what cannot be extracted is recorded with its location ----------------------------
+
+def failures(result, stage="segment"):
+    return [(e.error_class, e.location) for e in result.events if e.stage == stage]
+
+
+def test_unclosed_statement_and_stray_end_are_recorded_with_their_location():
+    body = "\\begin{lemma}closed\\end{lemma}\n\\end{lemma}\n\\begin{lemma}never closed\n"
+    result = extract_submission({"m.tex": doc(r"\newtheorem{lemma}{Lemma}", body)})
+    assert [s.statement_latex_raw for s in result.statements] == ["closed"]
+    assert failures(result) == [("stray-end", "m.tex:5"), ("unclosed-environment", "m.tex:6")]
+
+
+def test_cr_only_line_endings_give_real_line_numbers():
+    text = doc(r"\newtheorem{lemma}{Lemma}", "\\begin{lemma}a\\end{lemma}\n\n\\begin{lemma}b\\end{lemma}")
+    result = extract_submission({"m.tex": text.replace(b"\n", b"\r")})
+    assert [s.line for s in result.statements] == [4, 6]

@@ -84,3 +84,8 @@ def decode_tex(data: bytes, hint: Optional[str] = None) -> tuple[str, str]:
         except (UnicodeDecodeError, LookupError):
             pass
     return data.decode("cp1252", errors="replace"), "cp1252"
+
+
+def unix_line_ends(text: str) -> str:
+    """CR LF and a lone CR (old Mac files) end a line for TeX; as "\\n" they count as lines here too."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

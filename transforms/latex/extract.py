@@ -15,11 +15,11 @@ import traceback
 from typing import Callable, Mapping, Optional
 
 from transforms.latex.comments import strip_comments
-from transforms.latex.decode import decode_tex, looks_binary
+from transforms.latex.decode import decode_tex, looks_binary, unix_line_ends
 from transforms.latex.discover import Discovery, discover
 from transforms.latex.flatten import Flattened, document_body_span, flatten
 from transforms.latex.declarations import prepare_declarations
-from transforms.latex.definitions import MacroTable, collect_macros
+from transforms.latex.definitions import MacroTable, collect_macros, definition_spans
 from transforms.latex.macros import expand_macros
 from transforms.latex.mainfile import document_class, find_main_file, is_tex_name
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement
@@ -69,6 +69,24 @@ class _GuardedMacros:
         except Exception as exc:
             self._record(exc, "macro expansion failed; text kept as written", location)
             return text, []
+
+    def local_definitions(self, text: str, location: str) -> tuple[str, Optional[MacroTable]]:
+        """A statement that defines macros before using them (`\\newcommand{\\ff}{F}` in its body):
+        the text without the definitions, and the document's table with them added."""
+        try:
+            spans = definition_spans(text)
+            if not spans:
+                return text, None
+            local = collect_macros(text, self.run.limits)
+        except Exception as exc:
+            self._record(exc, "reading definitions inside a statement failed", location)
+            return text, None
+        kept, pos = [], 0
+        for start, end in spans:
+            kept.append(text[pos:start])
+            pos = end
+        kept.append(text[pos:])
+        return "".join(kept).strip(), MacroTable({**self.table.defs, **local.defs})
 
     def forget(self, names: list[str]) -> None:
         """Stop trying macros that were given up on: a recursive one costs its whole depth budget
@@ -124,7 +142,7 @@ class _Run:
             else:
                 decoded, encoding = decode_tex(data)
                 self.encodings[name] = encoding
-                text = strip_comments(decoded)
+                text = strip_comments(unix_line_ends(decoded))
         self._texts[name] = text
         return text
 
@@ -204,7 +222,11 @@ class _Document:
         for _, tail in self.flat.ignored:
             self.seg.skipped.extend(unread_statements(tail, self.found, AFTER_ENDINPUT))
         run.check_time()
-        self.locations = self.flat.source_map.locate_all(text, [s.begin for s in self.seg.statements])
+        self.locations = self.flat.source_map.locate_all(
+            text, [s.begin for s in self.seg.statements] + [offset for offset, _, _ in self.seg.problems])
+        for offset, error_class, message in self.seg.problems:
+            file, line = self.locations[offset]
+            run.events.append(Event("segment", error_class, message, f"{file}:{line}"))
 
 
 
@@ -264,7 +286,8 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
     location = f"{file}:{line}"
     latex = raw.body
     if render:
-        latex, failed = doc.macros.expand(raw.body, location)
+        body, local_table = doc.macros.local_definitions(raw.body, location)
+        latex, failed = doc.macros.expand(body, location, local_table)
         if failed:
             unexpanded.update(failed)
             doc.macros.forget(failed)

@@ -27,6 +27,7 @@ MAX_TITLE = 2000
 _SPACES_RE = re.compile(r"\s*")
 _TOKENS_PER_CLOCK_CHECK = 64
 UNCLOSED = "unclosed-environment"
+STRAY_END = "stray-end"
 AFTER_END = "after-end-document"
 AFTER_ENDINPUT = "after-endinput"
 _BEGIN_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,80})\}")
@@ -56,6 +57,7 @@ class Segmentation:
     doc_events: list[DocEvent]
     skipped: list[tuple[str, str]]                   # (env, reason)
     sections: list[tuple[int, int, str, int]]        # (offset, level, raw title, end of the command)
+    problems: list[tuple[int, str, str]] = dataclasses.field(default_factory=list)  # (offset, class, message)
 
 
 @dataclasses.dataclass
@@ -108,6 +110,7 @@ class _Segmenter:
         self.events: list[DocEvent] = []
         self.skipped: list[tuple[str, str]] = []
         self.sections: list[tuple[int, int, str, int]] = []
+        self.problems: list[tuple[int, str, str]] = []
         self.path: list[tuple[int, str]] = []
         self.ordinal = 0
         self.last_closed: Optional[tuple[RawStatement, int]] = None
@@ -133,7 +136,11 @@ class _Segmenter:
             if frame.env == env:
                 return frame
             if frame.kind == "statement":
-                self.skipped.append((frame.env, UNCLOSED))
+                self._unclosed(frame)
+
+    def _unclosed(self, frame: _Frame) -> None:
+        self.skipped.append((frame.env, UNCLOSED))
+        self.problems.append((frame.begin, UNCLOSED, f"\\begin{{{frame.env}}} is never closed; statement dropped"))
 
     def _innermost_statement(self) -> Optional[_Frame]:
         return self.open_statements[-1] if self.open_statements else None
@@ -166,13 +173,14 @@ class _Segmenter:
                 pos = self._verb(m)
             elif m.group("label"):
                 pos = self._label(m)
-        self.skipped.extend((frame.env, UNCLOSED) for frame in self.open_statements)
+        for frame in self.open_statements:
+            self._unclosed(frame)
         for label, proof in self.proofs_of:            # a proof given before its statement
             statement = self.by_label.get(label)
             if statement is not None and statement.proof is None:
                 statement.proof = proof
         self._count_after_end()
-        return Segmentation(self.statements, self.events, self.skipped, self.sections)
+        return Segmentation(self.statements, self.events, self.skipped, self.sections, self.problems)
 
     def _begin_or_end(self, m: re.Match) -> int:
         env = m.group("env")
@@ -181,6 +189,8 @@ class _Segmenter:
             frame = self._pop_to(env)
             if frame is not None:
                 self._close(frame, m.start(), m.end())
+            elif env in found.envs:
+                self.problems.append((m.start(), STRAY_END, f"\\end{{{env}}} without a matching \\begin; ignored"))
             return m.end()
         if env in found.envs:
             return self._open_statement(m, env)

@@ -88,7 +88,7 @@ def test_endinput_inside_a_macro_body_and_include_being_defined_are_not_run():
 
 def test_statements_after_endinput_are_remembered():
     flat = _flatten({"main.tex": "a\\input{b}", "b.tex": "b\\endinput\\begin{lemma}x\\end{lemma}"})
-    assert flat.ignored == [("b.tex", "\\begin{lemma}x\\end{lemma}")]
+    assert flat.ignored == [("b.tex", "\\begin{lemma}x\\end{lemma}", "after-endinput")]
 
 
 def test_a_local_package_is_loaded_once():

@@ -124,3 +124,24 @@ def test_cr_only_line_endings_give_real_line_numbers():
     text = doc(r"\newtheorem{lemma}{Lemma}", "\\begin{lemma}a\\end{lemma}\n\n\\begin{lemma}b\\end{lemma}")
     result = extract_submission({"m.tex": text.replace(b"\n", b"\r")})
     assert [s.line for s in result.statements] == [4, 6]
+
+
+def test_environments_begun_through_csname_and_let_aliases_are_statements():
+    preamble = r"""\newtheorem{lemma}{Lemma}\newtheorem{principle}{\def\x{Principle}\x}
+\let\mainlemma\lemma \let\endmainlemma\endlemma"""
+    body = r"""\begin{lemma}a\end{lemma}
+\csname lemma\endcsname b\csname endlemma\endcsname
+\begin{mainlemma}c\end{mainlemma}
+\begin{principle}d\end{principle}"""
+    result = extract_submission({"m.tex": doc(preamble, body)})
+    assert [(s.env_name, s.display_name, s.number, s.statement_latex_raw) for s in result.statements] == [
+        ("lemma", "Lemma", "1", "a"), ("lemma", "Lemma", "2", "b"), ("mainlemma", "Lemma", "3", "c"),
+        ("principle", "Principle", "1", "d")]
+
+
+def test_includeonly_leaves_out_the_chapters_latex_excludes():
+    main = doc(r"\newtheorem{lemma}{Lemma}\includeonly{cha}", r"\include{cha}\include{chb}")
+    result = extract_submission({"m.tex": main, "cha.tex": rb"\begin{lemma}in\end{lemma}",
+                                 "chb.tex": rb"\begin{lemma}out\end{lemma}"})
+    assert [s.statement_latex_raw for s in result.statements] == ["in"]
+    assert result.skipped_environments == [("lemma", "excluded-by-includeonly")]

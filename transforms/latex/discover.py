@@ -48,6 +48,7 @@ _LLNCS_RE = re.compile(r"\\documentclass\s*(?:\[([^\]]{0,2000})\])?\s*\{\s*llncs
 # The environments llncs.cls declares through \spn@wtheorem, whose counters the class options choose.
 LLNCS_ENVS = frozenset({"case", "conjecture", "corollary", "definition", "example", "exercise", "lemma", "note",
                         "problem", "property", "proposition", "question", "remark"})
+_LET_RE = re.compile(r"\\let\s*\\([A-Za-z@]+)\s*=?\s*\\([A-Za-z@]+)")
 _USED_ENV_RE = re.compile(r"\\begin\s*\{(" + "|".join(STANDARD_THEOREM_NAMES) + r")\*?\}")
 
 
@@ -96,6 +97,8 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
     for text in (preamble, body):
         each_command(text, _DECL_RE, functools.partial(_read_declaration, found, wrappers, text, expand=expand))
     _resolve_wrappers(found, wrappers)
+    for text in (preamble, body):
+        _let_aliases(found, text)
     for m in _USED_ENV_RE.finditer(body):
         name = m.group(1)
         if name not in found.envs and name not in found.verbatim_envs and name not in found.comment_envs:
@@ -105,6 +108,21 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
     _llncs_counters(found, preamble)
     found.label_macros |= _label_macros(macros if macros is not None else collect_macros(preamble, Limits()))
     return found
+
+
+def _let_aliases(found: Discovery, text: str) -> None:
+    """`\\let\\mainlemma\\lemma` (with `\\let\\endmainlemma\\endlemma`) makes `mainlemma` the same
+    environment as `lemma`, stepping the same counter."""
+    for m in _LET_RE.finditer(text):
+        alias, original = m.group(1), m.group(2)
+        if alias.startswith("end") or alias in found.envs:
+            continue
+        if original in found.envs:
+            spec = found.envs[original]
+            found.envs[alias] = dataclasses.replace(spec, name=alias, counter=spec.counter or original,
+                                                    within=None, declared_by="\\let")
+        elif original in found.proof_envs:
+            found.proof_envs.add(alias)
 
 
 def _llncs_counters(found: Discovery, preamble: str) -> None:

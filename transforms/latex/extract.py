@@ -25,7 +25,7 @@ from transforms.latex.mainfile import document_class, find_main_file, is_tex_nam
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement
 from transforms.latex.numbering import Numberer
 from transforms.latex.render import normalize_space, render_text
-from transforms.latex.segment import AFTER_ENDINPUT, RawStatement, Segmentation, segment, unread_statements
+from transforms.latex.segment import RawStatement, Segmentation, segment, unread_statements
 
 TEXT_EXTENSIONS = (".tex", ".ltx", ".latex", ".sty", ".cls", ".def", ".cfg", ".clo")
 BOOK_CLASSES = frozenset({"book", "report", "memoir", "scrbook", "scrreprt", "amsbook", "krantz",
@@ -87,6 +87,11 @@ class _GuardedMacros:
             pos = end
         kept.append(text[pos:])
         return "".join(kept).strip(), MacroTable({**self.table.defs, **local.defs})
+
+    def expand_local(self, text: str, location: str = "") -> tuple[str, list[str]]:
+        """`text` expanded with the document's macros and those it defines itself."""
+        text, table = self.local_definitions(text, location)
+        return self.expand(text, location, table)
 
     def forget(self, names: list[str]) -> None:
         """Stop trying macros that were given up on: a recursive one costs its whole depth budget
@@ -212,15 +217,15 @@ class _Document:
         declarations = self.macros.wrappers(self.preamble)
         run.check_time()
         run.stage = "discover"
-        expand_title = (lambda s: self.macros.expand(s)[0]) if use_macros else (lambda s: s)
+        expand_title = (lambda s: self.macros.expand_local(s)[0]) if use_macros else (lambda s: s)
         self.found: Discovery = discover(declarations, text[self.body_start:self.body_end], expand_title,
                                          self.macros.table)
         self.declarations = declarations
         run.check_time()
         run.stage = "segment"
         self.seg: Segmentation = segment(text, self.found, self.body_start, self.body_end, run.check_time)
-        for _, tail in self.flat.ignored:
-            self.seg.skipped.extend(unread_statements(tail, self.found, AFTER_ENDINPUT))
+        for _, tail, reason in self.flat.ignored:
+            self.seg.skipped.extend(unread_statements(tail, self.found, reason))
         run.check_time()
         self.locations = self.flat.source_map.locate_all(
             text, [s.begin for s in self.seg.statements] + [offset for offset, _, _ in self.seg.problems])
@@ -286,8 +291,7 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
     location = f"{file}:{line}"
     latex = raw.body
     if render:
-        body, local_table = doc.macros.local_definitions(raw.body, location)
-        latex, failed = doc.macros.expand(body, location, local_table)
+        latex, failed = doc.macros.expand_local(raw.body, location)
         if failed:
             unexpanded.update(failed)
             doc.macros.forget(failed)

@@ -28,6 +28,9 @@ _BARE_NAME_RE = re.compile(r"[^\s{}\\%]+")
 _BEING_DEFINED_RE = re.compile(
     r"\\(?:DeclareDocumentCommand|NewDocumentCommand|newcommand|renewcommand|providecommand|def|let)"
     r"\*?\s*\{?\s*\Z")
+_INCLUDEONLY_RE = re.compile(r"\\includeonly\s*\{([^{}]*)\}")
+AFTER_ENDINPUT = "after-endinput"
+EXCLUDED_BY_INCLUDEONLY = "excluded-by-includeonly"
 _BEGIN_DOC = "\\begin{document}"
 _END_DOC = "\\end{document}"
 
@@ -70,7 +73,7 @@ class Flattened:
     source_map: SourceMap
     files_used: list[str]
     events: list[Event]
-    ignored: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (file, text after \endinput)
+    ignored: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # (file, text LaTeX skips, why)
 
 
 class _Resolver:
@@ -144,7 +147,8 @@ class _Flattener:
         self.map = SourceMap()
         self.events: list[Event] = []
         self.files_used: list[str] = []
-        self.ignored: list[tuple[str, str]] = []
+        self.ignored: list[tuple[str, str, str]] = []
+        self.include_only: Optional[set[str]] = None     # \includeonly{a,b}: the \include names LaTeX reads
         self.packages: set[str] = set()
         self.stopped = False
 
@@ -163,7 +167,11 @@ class _Flattener:
         self.size += len(piece)
 
     def run(self, main: str) -> Flattened:
-        self._file(main, self.load(main) or "", 0, (main,), whole=True)
+        text = self.load(main) or ""
+        only = _INCLUDEONLY_RE.search(text, 0, max(text.find(_BEGIN_DOC), 0))
+        if only:
+            self.include_only = {posixpath.normpath(n.strip()) for n in only.group(1).split(",") if n.strip()}
+        self._file(main, text, 0, (main,), whole=True)
         return Flattened("".join(self.out), self.map, self.files_used, self.events, self.ignored)
 
     def _file(self, path: str, text: str, depth: int, stack: tuple[str, ...], whole: bool) -> None:
@@ -194,7 +202,7 @@ class _Flattener:
                     self._emit(text[m.start():m.end()], path, line)
                     pos = m.end()
                     continue
-                self.ignored.append((path, text[m.end():end]))
+                self.ignored.append((path, text[m.end():end], AFTER_ENDINPUT))
                 pos = end
                 break
             targets, after = self._targets(text, m, command, star)
@@ -264,6 +272,13 @@ class _Flattener:
             return False
         if "\\" in name:
             name = self.expand_path(name)
+        if command == "include" and self.include_only is not None \
+                and posixpath.normpath(name.strip()) not in self.include_only:
+            target = self.resolver.resolve(name, current_dir, extensions, relative)
+            text = self.load(target) if target else None
+            if text is not None:                 # LaTeX reads only its .aux: nothing of it is typeset
+                self.ignored.append((target, text, EXCLUDED_BY_INCLUDEONLY))
+            return True
         if "\\" in name:
             if not optional:
                 self.events.append(Event("flatten", "unresolved-include",

@@ -29,7 +29,6 @@ _TOKENS_PER_CLOCK_CHECK = 64
 UNCLOSED = "unclosed-environment"
 STRAY_END = "stray-end"
 AFTER_END = "after-end-document"
-AFTER_ENDINPUT = "after-endinput"
 _BEGIN_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,80})\}")
 # A proof naming its statement: `[Proof of Theorem~\ref{thm:y}]`, or `\begin{proofof}{lem:x}`.
 _REF_RE = re.compile(r"\\(?:[cC]ref|[vV]ref|autoref|ref|eqref|thmref|nameref)\*?\s*\{\s*([^{},]+?)\s*[,}]")
@@ -82,6 +81,7 @@ def _token_re(label_macros: frozenset[str]) -> re.Pattern:
     labels = "|".join(sorted((re.escape(n) for n in label_macros), key=len, reverse=True))
     return re.compile(
         r"\\(?:(?P<be>begin|end)\s*\{(?P<env>[^{}\s]{1,80})\}"
+        r"|csname\s*(?P<csend>end)?(?P<csenv>[A-Za-z@]{1,80}\*?)\s*\\endcsname"     # \csname lemma\endcsname
         r"|(?P<sec>part|chapter|section|subsection|subsubsection|paragraph)(?![A-Za-z@])(?P<star>\*?)"
         r"|(?P<app>appendix)(?![A-Za-z@])"
         r"|(?P<matter>frontmatter|mainmatter|backmatter)(?![A-Za-z@])"
@@ -158,7 +158,9 @@ class _Segmenter:
                 self.check_time()
             pos = m.end()
             if m.group("be"):
-                pos = self._begin_or_end(m)
+                pos = self._begin_or_end(m, m.group("env"), m.group("be") == "end")
+            elif m.group("csenv"):
+                pos = self._csname(m)
             elif m.group("sec"):
                 pos = self._sectioning(m)
             elif m.group("app"):
@@ -182,10 +184,17 @@ class _Segmenter:
         self._count_after_end()
         return Segmentation(self.statements, self.events, self.skipped, self.sections, self.problems)
 
-    def _begin_or_end(self, m: re.Match) -> int:
-        env = m.group("env")
+    def _csname(self, m: re.Match) -> int:
+        """`\\csname lemma\\endcsname ... \\csname endlemma\\endcsname` runs the environment's own commands:
+        a statement (or proof) like `\\begin{lemma}`; any other command name is not an environment."""
+        env = m.group("csenv")
+        if env in self.found.envs or env in self.found.proof_envs:
+            return self._begin_or_end(m, env, bool(m.group("csend")))
+        return m.end()
+
+    def _begin_or_end(self, m: re.Match, env: str, is_end: bool) -> int:
         found = self.found
-        if m.group("be") == "end":
+        if is_end:
             frame = self._pop_to(env)
             if frame is not None:
                 self._close(frame, m.start(), m.end())

@@ -145,3 +145,38 @@ def test_includeonly_leaves_out_the_chapters_latex_excludes():
                                  "chb.tex": rb"\begin{lemma}out\end{lemma}"})
     assert [s.statement_latex_raw for s in result.statements] == ["in"]
     assert result.skipped_environments == [("lemma", "excluded-by-includeonly")]
+
+
+# -- class 3: declarations inside conditionals of a local package --------------------------------
+
+THMS_STY = rb"""\ProvidesPackage{thms}
+\newif\ifsharedcounter
+\newif\ifbysection \bysectiontrue
+\DeclareOption{shared}{\sharedcountertrue}
+\DeclareOption{flat}{\bysectionfalse}
+\ProcessOptions\relax
+\ifbysection
+  \newtheorem{theorem}{Theorem}[section]
+\else
+  \newtheorem{theorem}{Theorem}
+\fi
+\ifsharedcounter
+  \newtheorem{lemma}[theorem]{Lemma}
+\else
+  \newtheorem{lemma}{Lemma}
+\fi
+\ifdefined\thmsfancy \newtheorem{fancy}{Fancy}\fi
+\ifdefined\thmsnumbered \newtheorem{remark}{Remark}\else \newtheorem*{remark}{Remark}\fi
+\newcommand{\thmsnumbered}{}
+"""
+
+
+def test_package_options_choose_the_declaring_branch():
+    body = r"""\section{A}\begin{theorem}t\end{theorem}\begin{lemma}l\end{lemma}\begin{remark}r\end{remark}
+\begin{lemma}l\end{lemma}"""
+    shared = extract_submission({"m.tex": doc(r"\usepackage[shared]{thms}", body), "thms.sty": THMS_STY})
+    assert numbers(shared) == [("theorem", "1.1"), ("lemma", "1.2"), ("remark", None), ("lemma", "1.3")]
+    flat = extract_submission({"m.tex": doc(r"\usepackage[flat]{thms}", body), "thms.sty": THMS_STY})
+    assert numbers(flat) == [("theorem", "1"), ("lemma", "1"), ("remark", None), ("lemma", "2")]
+    [line] = [s.line for s in flat.statements if s.env_name == "theorem"]
+    assert line == 4

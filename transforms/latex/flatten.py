@@ -13,6 +13,7 @@ import posixpath
 import re
 from typing import Callable, Optional
 
+from transforms.latex.conditionals import Switches, resolve_conditionals
 from transforms.latex.definitions import definition_spans
 from transforms.latex.model import Event, Limits
 from transforms.latex.scan import mandatory as _mandatory, optional as _optional, skip_spaces as _skip_spaces
@@ -150,6 +151,7 @@ class _Flattener:
         self.ignored: list[tuple[str, str, str]] = []
         self.include_only: Optional[set[str]] = None     # \includeonly{a,b}: the \include names LaTeX reads
         self.packages: set[str] = set()
+        self.switches = Switches()                      # \newif booleans set by the packages read so far
         self.stopped = False
 
     def _emit(self, piece: str, file: str, line: int) -> None:
@@ -211,8 +213,9 @@ class _Flattener:
                 # \newcommand{\appendixpart}{\input{appendix}}: runs only if called, so a missing
                 # file is not reported; an existing one is inlined where the definition stands
                 targets = [(name, exts, relative, True) for name, exts, relative, _ in targets]
+            options = _optional(text, m.end())[0] if command in _PACKAGE_COMMANDS else None
             for target in targets:
-                resolved |= self._include(*target, command, current_dir, depth, stack, f"{path}:{line}")
+                resolved |= self._include(*target, command, current_dir, depth, stack, f"{path}:{line}", options)
             command_text = text[m.start():after]
             braces += _brace_delta(text, m.end(), after)
             keep = command in _PACKAGE_COMMANDS or not resolved
@@ -266,7 +269,7 @@ class _Flattener:
         return [], m.end()
 
     def _include(self, name, extensions, relative, optional, command, current_dir,
-                 depth, stack, location) -> bool:
+                 depth, stack, location, options: Optional[str] = None) -> bool:
         """Inline one include; False when it could not be (the reason recorded unless optional)."""
         if "#" in name:                          # inside a macro definition: not a real include
             return False
@@ -308,6 +311,9 @@ class _Flattener:
             self.events.append(Event("flatten", "unreadable-include", f"\\{command}{{{name}}}: {target} is not text",
                                      location))
             return False
+        if command in _PACKAGE_COMMANDS:
+            text = resolve_conditionals(text, [o.strip() for o in (options or "").split(",") if o.strip()],
+                                        self.switches)
         self._file(target, text, depth + 1, stack + (target,), whole=command not in ("subfile", "olimport"))
         return True
 

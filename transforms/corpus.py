@@ -117,12 +117,40 @@ class PaperOutcome:
     introduction: Optional[str] = None
 
 
+MAX_FAILURE_ROWS_PER_PAPER = 100
+
+
+def capped_failures(sub: Submission, rows: list[dict]) -> list[dict]:
+    """At most `MAX_FAILURE_ROWS_PER_PAPER` rows for one paper (fatal ones always kept), then one
+    row counting, by class, what was cut: a hostile paper cannot flood the failures table."""
+    if len(rows) <= MAX_FAILURE_ROWS_PER_PAPER:
+        return rows
+    room = MAX_FAILURE_ROWS_PER_PAPER - sum(1 for r in rows if r["fatal"])
+    kept: list[dict] = []
+    cut: dict[str, int] = {}
+    for row in rows:
+        if row["fatal"] or room > 0:
+            kept.append(row)
+            room -= not row["fatal"]
+        else:
+            cut[row["error_class"]] = cut.get(row["error_class"], 0) + 1
+    summary = ", ".join(f"{name} {count}" for name, count in sorted(cut.items()))
+    return kept + [failure_row(sub, Event("read", "failures-cut",
+                                          f"{sum(cut.values())} more failure rows not written: {summary}"[:2000]))]
+
+
 def _first_fatal(events: Iterable[Event]) -> Optional[Event]:
     return next((e for e in events if e.fatal), None)
 
 
 def process_submission(sub: Submission, extract, limits: Limits) -> PaperOutcome:
     """Extract one submission in isolation: whatever happens, one paper row comes out."""
+    outcome = _outcome(sub, extract, limits)
+    outcome.failures = capped_failures(sub, outcome.failures)
+    return outcome
+
+
+def _outcome(sub: Submission, extract, limits: Limits) -> PaperOutcome:
     failures = [failure_row(sub, e) for e in sub.events]
     if sub.skip_reason:
         return PaperOutcome(paper_row(sub, None, "skipped", sub.skip_reason), [], failures)

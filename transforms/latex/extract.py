@@ -21,13 +21,12 @@ from transforms.latex.flatten import Flattened, document_body_span, flatten
 from transforms.latex.declarations import prepare_declarations
 from transforms.latex.definitions import MacroTable, collect_macros, definition_spans
 from transforms.latex.macros import expand_macros
-from transforms.latex.mainfile import document_class, find_main_file, is_tex_name
+from transforms.latex.mainfile import document_class, find_main_file, is_source_name, is_tex_name
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement
 from transforms.latex.numbering import Numberer
 from transforms.latex.render import normalize_space, render_text
 from transforms.latex.segment import RawStatement, Segmentation, segment, unread_statements
 
-TEXT_EXTENSIONS = (".tex", ".ltx", ".latex", ".sty", ".cls", ".def", ".cfg", ".clo")
 BOOK_CLASSES = frozenset({"book", "report", "memoir", "scrbook", "scrreprt", "amsbook", "krantz",
                           "svmono", "svmult", "octavo", "tufte-book", "thesis", "ucthesis", "mimosis"})
 _LOADCLASS_RE = re.compile(r"\\LoadClass\s*(?:\[[^\]]*\])?\s*\{\s*(\w+)\s*\}")
@@ -121,10 +120,10 @@ class _Run:
         """Paths as LaTeX resolves them ("./a.tex" is "a.tex"), within the file-count and size limits."""
         self.files = {_normalized(name): data for name, data in sorted(self.files.items(), reverse=True)}
         names = sorted(self.files)
-        if len(names) > self.limits.max_files:
+        if len(names) > self.limits.max_files:       # TeX sources first: figures are never read as text
             self.events.append(Event("read", "too-many-files",
-                                     f"{len(names)} files; only the first {self.limits.max_files} are read"))
-            names = names[:self.limits.max_files]
+                                     f"{len(names)} files; {self.limits.max_files} are read, TeX sources first"))
+            names = sorted(sorted(names, key=lambda n: not is_source_name(n))[:self.limits.max_files])
         kept = []
         for name in names:
             if len(self.files[name]) > self.limits.max_file_bytes:

@@ -12,6 +12,9 @@ import re
 from typing import Mapping, Optional
 
 TEX_EXTENSIONS = (".tex", ".ltx", ".latex")
+# Files LaTeX reads as source. Past a file limit these are kept and figures are not, so a submission
+# with thousands of figure files keeps its statements.
+SOURCE_EXTENSIONS = TEX_EXTENSIONS + (".sty", ".cls", ".def", ".cfg", ".clo", ".bbl")
 _CONVENTIONAL_STEMS = {"main", "ms", "paper", "article", "manuscript", "root", "book", "thesis"}
 _PENALIZED_NAME_RE = re.compile(r"referee|reply|response|rebuttal|cover.?letter|poster|slides|talk|"
                                 r"supplement|draft|old|backup|copy|template|sample", re.I)
@@ -23,6 +26,10 @@ _THEOREM_RE = re.compile(r"\\(?:newtheorem|declaretheorem|spnewtheorem)|\\begin\
 
 def is_tex_name(path: str) -> bool:
     return path.lower().endswith(TEX_EXTENSIONS)
+
+
+def is_source_name(path: str) -> bool:
+    return path.lower().endswith(SOURCE_EXTENSIONS)
 
 
 def document_class(text: str) -> Optional[str]:

@@ -8,6 +8,7 @@ size and count limits that guard against gzip and tar bombs.
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import io
 import os
 import posixpath
@@ -15,10 +16,13 @@ import tarfile
 import zlib
 from typing import Optional
 
+from transforms.latex.mainfile import is_source_name
 from transforms.latex.model import Event, Limits
 
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
+ENTRIES_PER_FILE_LIMIT = 4     # entries (and bytes) read, as a multiple of the file (and size) limit, before reading stops
+RECORDED_PER_CLASS = 20        # events of one class recorded one by one; the rest are counted
 
 
 @dataclasses.dataclass
@@ -69,6 +73,14 @@ def gunzip_bounded(data: bytes, limit: int, location: str) -> tuple[bytes, list[
     return bytes(out), events
 
 
+def _gunzip_head(data: bytes) -> bytes:
+    """The first tar block of gzip data (empty when it does not decompress)."""
+    try:
+        return zlib.decompressobj(wbits=31).decompress(data, 512)
+    except zlib.error:
+        return b""
+
+
 def safe_member_path(name: str) -> str | None:
     """The member's path relative to the submission, or None when it points outside it."""
     if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
@@ -92,66 +104,167 @@ def looks_like_tar(data: bytes) -> bool:
     return True
 
 
-def limit_event(limits: Limits, kept: int, total: int, size: int, where: str, location: str) -> Optional[Event]:
-    """Why a file of `size` bytes cannot join `kept` files of `total` bytes: too large alone (the
-    file is ignored), or too many files or bytes (the submission fails); None when it fits."""
-    if size > limits.max_file_bytes:
-        return Event("read", "file-too-large", f"{size} bytes > {limits.max_file_bytes}; file ignored", where)
-    if kept >= limits.max_files:
-        return Event("read", "too-many-files", f"more than {limits.max_files} files", location, fatal=True)
-    if total + size > limits.max_submission_bytes:
-        return Event("read", "submission-too-large", f"files exceed {limits.max_submission_bytes} bytes",
-                     location, fatal=True)
-    return None
+class FileBudget:
+    """The limits of one submission, applied as its entries arrive (tar members, folder files).
+
+    Every entry counts, directories and links too. Past `max_files` entries only TeX sources are
+    kept (figures and data are left unread and counted); more than `max_files` TeX sources, or
+    more bytes than `max_submission_bytes`, fail the submission. Reading stops (keeping what was
+    read) after `ENTRIES_PER_FILE_LIMIT * max_files` entries. Repeated refusals of one class are
+    recorded `RECORDED_PER_CLASS` times, then counted in one event, so a member of 200,000 links
+    writes a few failure rows, not 200,000.
+    """
+
+    def __init__(self, limits: Limits, location: str):
+        self.limits, self.location = limits, location
+        self.events: list[Event] = []
+        self.entries = self.sources = self.total = self.left_unread = 0
+        self.repeated: dict[str, int] = {}
+
+    def record(self, event: Event) -> None:
+        seen = self.repeated[event.error_class] = self.repeated.get(event.error_class, 0) + 1
+        if event.fatal or seen <= RECORDED_PER_CLASS:
+            self.events.append(event)
+
+    def stop_reading(self, bytes_read: int = 0) -> bool:
+        """Count one entry; True once too many entries (or bytes, files left out included) were read."""
+        self.entries += 1
+        if self.entries > ENTRIES_PER_FILE_LIMIT * self.limits.max_files:
+            self.events.append(Event("read", "too-many-entries",
+                                     f"more than {self.entries - 1} entries; the rest is not read", self.location))
+            return True
+        if bytes_read > ENTRIES_PER_FILE_LIMIT * self.limits.max_submission_bytes:
+            self.events.append(Event("read", "submission-too-large",
+                                     f"{bytes_read} bytes read, files left out included; the rest is not read",
+                                     self.location))
+            return True
+        return False
+
+    def admit(self, path: str, size: int, where: str) -> Optional[bool]:
+        """Keep this file? None: the submission fails (the event is recorded)."""
+        if size > self.limits.max_file_bytes:
+            self.record(Event("read", "file-too-large", f"{size} bytes > {self.limits.max_file_bytes}; file ignored",
+                              where))
+            return False
+        source = is_source_name(path)
+        self.sources += source
+        if self.sources > self.limits.max_files:
+            self.record(Event("read", "too-many-files", f"more than {self.limits.max_files} TeX files",
+                              self.location, fatal=True))
+            return None
+        if self.entries > self.limits.max_files and not source:
+            self.left_unread += 1
+            return False
+        self.total += size
+        if self.total > self.limits.max_submission_bytes:
+            self.record(Event("read", "submission-too-large",
+                              f"files exceed {self.limits.max_submission_bytes} bytes", self.location, fatal=True))
+            return None
+        return True
+
+    def finish(self) -> list[Event]:
+        """The events, with one for what the limits left out in bulk."""
+        events = list(self.events)
+        if self.left_unread:
+            events.append(Event("read", "too-many-files",
+                                f"{self.entries} entries, more than {self.limits.max_files}: {self.left_unread} files "
+                                "other than TeX sources left unread", self.location))
+        for error_class, seen in sorted(self.repeated.items()):
+            if seen > RECORDED_PER_CLASS:
+                events.append(Event("read", error_class,
+                                    f"{seen - RECORDED_PER_CLASS} more of these not recorded one by one", self.location))
+        return events
+
+
+_READ_ERRORS = (tarfile.TarError, EOFError, OSError, zlib.error)   # OSError: gzip.BadGzipFile
 
 
 def untar_bounded(data: bytes, limits: Limits, location: str) -> Unpacked:
     """Regular files of an in-memory tar, refusing unsafe members and enforcing the limits."""
+    return _untar(io.BytesIO(data), "r:", limits, location)
+
+
+class _GzipStream:
+    """Gzip data decompressed as it is read; truncation or corruption ends the stream, recorded as an
+    event, so the tar reader keeps the members that came before the damage."""
+
+    def __init__(self, data: bytes, location: str):
+        self.gzip = gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb")
+        self.location = location
+        self.position = 0
+        self.events: list[Event] = []
+
+    def read(self, size: int = -1) -> bytes:
+        if self.events:
+            return b""
+        try:
+            chunk = self.gzip.read(size)
+        except EOFError:
+            self.events.append(Event("read", "truncated-gzip", f"gzip stream ends early; kept {self.position} bytes",
+                                     self.location))
+            return b""
+        except (OSError, zlib.error) as exc:
+            self.events.append(Event("read", "corrupt-gzip", f"{exc}; kept {self.position} bytes", self.location))
+            return b""
+        self.position += len(chunk)
+        return chunk
+
+    def tell(self) -> int:
+        return self.position
+
+
+def untar_gzip_stream(data: bytes, limits: Limits, location: str) -> Unpacked:
+    """Regular files of a gzipped tar, decompressed as they are read: only the files kept are ever
+    in memory, however large the members left out (a 1 MB bomb of seven 60 MiB files costs little)."""
+    stream = _GzipStream(data, location)
+    unpacked = _untar(stream, "r|", limits, location)
+    unpacked.events[:0] = stream.events
+    return unpacked
+
+
+def _untar(fileobj, mode: str, limits: Limits, location: str) -> Unpacked:
     files: dict[str, bytes] = {}
-    events: list[Event] = []
-    total = 0
+    budget = FileBudget(limits, location)
     try:
-        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:")
-    except (tarfile.TarError, EOFError) as exc:
+        archive = tarfile.open(fileobj=fileobj, mode=mode)
+    except _READ_ERRORS as exc:
         return Unpacked({}, [Event("read", "corrupt-tar", str(exc), location, fatal=True)])
     with archive:
         while True:
             try:
                 member = archive.next()
-            except (tarfile.TarError, EOFError) as exc:
-                events.append(Event("read", "truncated-tar", f"{exc}; kept {len(files)} files", location))
+            except _READ_ERRORS as exc:
+                budget.record(Event("read", "truncated-tar", f"{exc}; kept {len(files)} files", location))
                 break
-            if member is None:
+            if member is None or budget.stop_reading(fileobj.tell()):
                 break
             where = f"{location}/{member.name}"
             if member.isdir():
                 continue
             if not member.isfile():
                 what = "symlink" if member.issym() else "hardlink" if member.islnk() else "device or special file"
-                events.append(Event("read", "unsafe-member", f"{what} ignored", where))
+                budget.record(Event("read", "unsafe-member", f"{what} ignored", where))
                 continue
             path = safe_member_path(member.name)
             if path is None:
-                events.append(Event("read", "unsafe-member", "path outside the submission ignored", where))
+                budget.record(Event("read", "unsafe-member", "path outside the submission ignored", where))
                 continue
-            refused = limit_event(limits, len(files), total, member.size, where, location)
-            if refused:
-                events.append(refused)
-                if refused.fatal:
-                    break
+            keep = budget.admit(path, member.size, where)
+            if keep is None:
+                break
+            if not keep:
                 continue
-            total += member.size
             try:
                 content = archive.extractfile(member).read()
-            except (tarfile.TarError, EOFError, OSError) as exc:
-                events.append(Event("read", "truncated-tar", f"{exc}; file ignored", where))
+            except _READ_ERRORS as exc:
+                budget.record(Event("read", "truncated-tar", f"{exc}; file ignored", where))
                 break
             if len(content) < member.size:
-                events.append(Event("read", "truncated-tar",
+                budget.record(Event("read", "truncated-tar",
                                     f"{len(content)} of {member.size} bytes; file ignored", where))
                 break
             files[path] = content
-    return Unpacked(files, events)
+    return Unpacked(files, budget.finish())
 
 
 def unpack_submission(data: bytes, single_name: str, limits: Limits, location: str) -> Unpacked:
@@ -167,8 +280,14 @@ def unpack_submission(data: bytes, single_name: str, limits: Limits, location: s
         return Unpacked({}, [Event("read", "submission-too-large",
                                    f"{len(data)} compressed bytes > {limits.max_submission_bytes}",
                                    location, fatal=True)])
+    if data.startswith(GZIP_MAGIC) and looks_like_tar(_gunzip_head(data)):
+        unpacked = untar_gzip_stream(data, limits, location)
+        if not unpacked.files and not unpacked.fatal:
+            unpacked.events.append(Event("read", "empty-member", "archive holds no readable file",
+                                         location, fatal=True))
+        return unpacked
     if data.startswith(GZIP_MAGIC):
-        data, events = gunzip_bounded(data, limits.max_submission_bytes, location)
+        data, events = gunzip_bounded(data, min(limits.max_file_bytes, limits.max_submission_bytes), location)
         if any(e.fatal for e in events):
             return Unpacked({}, events)
         if not data:   # the corruption, when there was one, is the reason nothing came out
@@ -196,27 +315,26 @@ def read_tree(root: str, limits: Limits, suffixes: Optional[tuple[str, ...]] = N
     """Regular files under `root` (only names ending in `suffixes`, when given) as relative POSIX
     paths, within the limits; links are never followed and hidden folders are skipped."""
     files: dict[str, bytes] = {}
-    events: list[Event] = []
-    total = 0
     where = os.path.basename(root.rstrip(os.sep))   # stored locations never hold the path as typed
+    budget = FileBudget(limits, where)
     for current, dirs, names in os.walk(root, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        if current != root and budget.stop_reading():          # a folder is an entry too
+            return Unpacked(files, budget.finish())
         for name in sorted(names):
             if suffixes and not name.lower().endswith(suffixes):
                 continue
+            if budget.stop_reading():
+                return Unpacked(files, budget.finish())
             full = os.path.join(current, name)
             rel = os.path.relpath(full, root).replace(os.sep, "/")
             if os.path.islink(full) or not os.path.isfile(full):
-                events.append(Event("read", "unsafe-member", "link or special file ignored", rel))
+                budget.record(Event("read", "unsafe-member", "link or special file ignored", rel))
                 continue
-            size = os.path.getsize(full)
-            refused = limit_event(limits, len(files), total, size, rel, where)
-            if refused:
-                events.append(refused)
-                if refused.fatal:
-                    return Unpacked(files, events)
-                continue
-            total += size
-            with open(full, "rb") as handle:
-                files[rel] = handle.read()
-    return Unpacked(files, events)
+            keep = budget.admit(rel, os.path.getsize(full), rel)
+            if keep is None:
+                return Unpacked(files, budget.finish())
+            if keep:
+                with open(full, "rb") as handle:
+                    files[rel] = handle.read()
+    return Unpacked(files, budget.finish())

@@ -276,6 +276,10 @@ class ExtractPapers(beam.DoFn):
 
     def setup(self):
         self.source = self.config.make_source()
+        limits = self.config.limits
+        if self.config.describe_context != "body+intro":        # no work for a stage that is off
+            limits = dataclasses.replace(limits, introduction_chars=0)
+        self.limits = limits
         self.found = 0
         where = "" if os.getpid() == self.config.launcher_pid else f" (worker {os.getpid()})"
         self.progress = Progress(f"extracting{where}", total=self.config.total_papers, unit="papers",
@@ -294,7 +298,7 @@ class ExtractPapers(beam.DoFn):
                                                       fatal=True))
         if record is not None:
             self.source.attach_metadata(sub, record)
-        outcome = process_submission(sub, self.source.extract, self.config.limits)
+        outcome = process_submission(sub, self.source.extract, self.limits)
         self.counters[outcome.paper["status"]].inc()
         self.statements.inc(len(outcome.theorems))
         self.failures.inc(len(outcome.failures))

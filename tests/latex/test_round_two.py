@@ -180,3 +180,18 @@ def test_package_options_choose_the_declaring_branch():
     assert numbers(flat) == [("theorem", "1"), ("lemma", "1"), ("remark", None), ("lemma", "2")]
     [line] = [s.line for s in flat.statements if s.env_name == "theorem"]
     assert line == 4
+
+
+# -- no work for stages that are off -------------------------------------------------------------
+
+def test_introduction_is_extracted_only_when_asked_for():
+    from transforms.corpus import ExtractPapers, ReadConfig
+    from transforms.latex.model import Limits
+
+    files = {"m.tex": doc("", r"\section{Introduction}We study things.")}
+    assert extract_submission(files).introduction == "We study things."
+    assert extract_submission(files, limits=Limits(introduction_chars=0)).introduction is None
+    for context, chars in (("body", 0), ("body+abstract", 0), ("body+intro", Limits().introduction_chars)):
+        stage = ExtractPapers(ReadConfig(describe_context=context))
+        stage.setup()
+        assert stage.limits.introduction_chars == chars

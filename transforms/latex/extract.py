@@ -31,7 +31,6 @@ BOOK_CLASSES = frozenset({"book", "report", "memoir", "scrbook", "scrreprt", "am
                           "svmono", "svmult", "octavo", "tufte-book", "thesis", "ucthesis", "mimosis"})
 _LOADCLASS_RE = re.compile(r"\\LoadClass\s*(?:\[[^\]]*\])?\s*\{\s*(\w+)\s*\}")
 _INTRO_RE = re.compile(r"intro|overview|preliminar", re.I)
-INTRODUCTION_CHARS = 4000
 
 
 class _Timeout(Exception):
@@ -264,15 +263,15 @@ def _numbers(doc: _Document, run: _Run) -> dict[int, str]:
     return numbers
 
 
-def _introduction(doc: _Document) -> Optional[str]:
-    """Plain text of the section titled like an introduction (first ~4000 characters)."""
+def _introduction(doc: _Document, chars: int) -> Optional[str]:
+    """Plain text of the section titled like an introduction (its first `chars` characters)."""
     sections = doc.seg.sections
     for i, (_, level, title, start) in enumerate(sections):
         if level <= 1 and _INTRO_RE.search(title):
             end = next((o for o, lvl, _, _ in sections[i + 1:] if lvl <= level), doc.body_end)
-            raw = doc.flat.text[start:min(end, start + 3 * INTRODUCTION_CHARS)]
+            raw = doc.flat.text[start:min(end, start + 3 * chars)]
             text, _ = render_text(doc.macros.expand(raw)[0], label_macros=frozenset(doc.found.label_macros))
-            return text[:INTRODUCTION_CHARS] or None
+            return text[:chars] or None
     return None
 
 
@@ -330,8 +329,8 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
         run.check_time()
         statements.append(_build(run, doc, raw, numbers.get(raw.ordinal), render, rendered, unexpanded))
     result = _result(run, doc, main, statements, unexpanded)
-    if render:
-        result.introduction = _introduction(doc)
+    if render and run.limits.introduction_chars > 0:       # only a describer with intro context reads it
+        result.introduction = _introduction(doc, run.limits.introduction_chars)
     return result
 
 

@@ -22,6 +22,7 @@ class Limits:
     macro_depth: int = 32
     macro_output_bytes: int = 4 * 1024 * 1024       # per expanded statement
     regex_timeout_s: float = 2.0
+    introduction_chars: int = 4000                  # of the introduction, for describer context; 0: not extracted
 
 
 @dataclasses.dataclass

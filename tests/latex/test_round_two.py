@@ -195,3 +195,12 @@ def test_introduction_is_extracted_only_when_asked_for():
         stage = ExtractPapers(ReadConfig(describe_context=context))
         stage.setup()
         assert stage.limits.introduction_chars == chars
+
+
+def test_environment_names_built_from_macros():
+    preamble = r"\newtheorem{theorem}{Theorem}\newcommand{\thmenv}{theorem}"
+    body = r"""\expandafter\begin\expandafter{\thmenv}a\expandafter\end\expandafter{\thmenv}
+\begin{\thmenv}b\end{\thmenv}"""
+    result = extract_submission({"m.tex": doc(preamble, body)})
+    assert [(s.env_name, s.number, s.statement_latex_raw) for s in result.statements] == [
+        ("theorem", "1", "a"), ("theorem", "2", "b")]

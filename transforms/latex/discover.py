@@ -48,6 +48,7 @@ _LLNCS_RE = re.compile(r"\\documentclass\s*(?:\[([^\]]{0,2000})\])?\s*\{\s*llncs
 # The environments llncs.cls declares through \spn@wtheorem, whose counters the class options choose.
 LLNCS_ENVS = frozenset({"case", "conjecture", "corollary", "definition", "example", "exercise", "lemma", "note",
                         "problem", "property", "proposition", "question", "remark"})
+_ENV_NAME_RE = re.compile(r"[A-Za-z@]{1,64}\*?")
 _LET_RE = re.compile(r"\\let\s*\\([A-Za-z@]+)\s*=?\s*\\([A-Za-z@]+)")
 _USED_ENV_RE = re.compile(r"\\begin\s*\{(" + "|".join(STANDARD_THEOREM_NAMES) + r")\*?\}")
 
@@ -64,6 +65,7 @@ class Discovery:
     label_macros: set[str] = dataclasses.field(default_factory=lambda: {"label"})
     tcb_label_prefix: dict[str, str] = dataclasses.field(default_factory=dict)  # tcolorbox: env -> prefix
     equation_aliases: dict[str, str] = dataclasses.field(default_factory=dict)  # wrapper -> equation env
+    name_macros: dict[str, str] = dataclasses.field(default_factory=dict)  # \envname -> "theorem": \begin{\envname}
 
 
 def _parse_newenvironment(text: str, pos: int, command: str) -> tuple[Optional[str], str, int]:
@@ -106,7 +108,10 @@ def discover(preamble: str, body: str = "", expand: Callable[[str], str] = lambd
             found.envs[name] = EnvSpec(name, display, kind_for(display, name), numbered=True,
                                        declared_by="builtin")
     _llncs_counters(found, preamble)
-    found.label_macros |= _label_macros(macros if macros is not None else collect_macros(preamble, Limits()))
+    table = macros if macros is not None else collect_macros(preamble, Limits())
+    found.label_macros |= _label_macros(table)
+    found.name_macros = {name: d.body.strip() for name, d in table.defs.items()
+                         if not d.args and d.template is None and _ENV_NAME_RE.fullmatch(d.body.strip())}
     return found
 
 

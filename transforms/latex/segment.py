@@ -80,7 +80,8 @@ class _Frame:
 def _token_re(label_macros: frozenset[str]) -> re.Pattern:
     labels = "|".join(sorted((re.escape(n) for n in label_macros), key=len, reverse=True))
     return re.compile(
-        r"\\(?:(?P<be>begin|end)\s*\{(?P<env>[^{}\s]{1,80})\}"
+        r"(?:\\expandafter\s*(?=\\(?:begin|end)\s*\\expandafter))?"                       # \expandafter\begin\expandafter{\x}
+        r"\\(?:(?P<be>begin|end)(?:\s*\\expandafter)?\s*\{(?P<env>[^{}\s]{1,80})\}"
         r"|csname\s*(?P<csend>end)?(?P<csenv>[A-Za-z@]{1,80}\*?)\s*\\endcsname"     # \csname lemma\endcsname
         r"|(?P<sec>part|chapter|section|subsection|subsubsection|paragraph)(?![A-Za-z@])(?P<star>\*?)"
         r"|(?P<app>appendix)(?![A-Za-z@])"
@@ -158,7 +159,9 @@ class _Segmenter:
                 self.check_time()
             pos = m.end()
             if m.group("be"):
-                pos = self._begin_or_end(m, m.group("env"), m.group("be") == "end")
+                env = m.group("env")
+                env = self.found.name_macros.get(env[1:], env) if env.startswith("\\") else env
+                pos = self._begin_or_end(m, env, m.group("be") == "end")
             elif m.group("csenv"):
                 pos = self._csname(m)
             elif m.group("sec"):

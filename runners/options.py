@@ -54,9 +54,10 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                               "(SymmetryBook: macros.tex); repeatable")
     limit_group = parser.add_argument_group("limits (per submission; every limit hit is recorded)")
     limit_group.add_argument("--max-submission-bytes", type=int, default=_DEFAULT_LIMITS.max_submission_bytes,
-                             help="decompressed bytes of all files together (gzip and tar bombs)")
+                             help="decompressed bytes of the files kept, all together (gzip and tar bombs)")
     limit_group.add_argument("--max-files", type=int, default=_DEFAULT_LIMITS.max_files,
-                             help="files in one submission")
+                             help="entries of one submission (files, folders, links); past it only TeX "
+                                  "sources are kept, figures are left unread and counted")
     limit_group.add_argument("--max-file-bytes", type=int, default=_DEFAULT_LIMITS.max_file_bytes,
                              help="bytes of one file (larger files are ignored and recorded)")
     limit_group.add_argument("--include-depth", type=int, default=_DEFAULT_LIMITS.include_depth,

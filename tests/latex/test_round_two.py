@@ -194,6 +194,7 @@ def test_introduction_is_extracted_only_when_asked_for():
     for context, chars in (("body", 0), ("body+abstract", 0), ("body+intro", Limits().introduction_chars)):
         stage = ExtractPapers(ReadConfig(describe_context=context))
         stage.setup()
+        stage.teardown()
         assert stage.limits.introduction_chars == chars
 
 

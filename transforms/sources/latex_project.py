@@ -22,14 +22,13 @@ from typing import Iterator, Optional
 
 from transforms.latex import scan
 from transforms.latex.comments import strip_line_comments
-from transforms.latex.mainfile import rank_main_candidates
+from transforms.latex.mainfile import SOURCE_EXTENSIONS, rank_main_candidates
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
 from transforms.sources.archive import read_tree
 from transforms.sources.base import InvalidIdentifier, WholeInputSource, checked_id, input_name
 
 SOURCE = "latex-project"
 FORMAT_ROOT = "thmforge-root.tex"
-SOURCE_EXTENSIONS = (".tex", ".ltx", ".latex", ".sty", ".cls", ".def", ".cfg", ".clo", ".bbl")
 UNKNOWN_YEAR = 0
 _FRONT_RE = re.compile(r"\\(title|author|date)\s*(?=[\[{])")
 _NOTE_RE = re.compile(r"\\(?:thanks|footnote)\s*(?=\{)")

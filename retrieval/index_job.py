@@ -136,7 +136,7 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
     temporary.unlink(missing_ok=True)
     con = duckdb.connect(str(temporary))
     try:
-        create_views(con, root, dim)
+        create_views(con, root, dim, read_manifest(root))
         if shards:
             _theorems_with_doc_ids(con, root, shards, dim)
             rows = materialize(con, theorems="located_theorems", doc="t.doc", persistent=True)

@@ -176,9 +176,15 @@ def shards_of(plan: Optional[dict]) -> list[Shard]:
 
 
 def theorem_files(root: pathlib.Path) -> dict[str, int]:
-    """The corpus's theorems Parquet files (relative path -> size in bytes)."""
-    folder = root / "theorems"
-    return {str(p.relative_to(root)): p.stat().st_size for p in sorted(folder.rglob("*.parquet"))} if folder.is_dir() else {}
+    """The committed theorems Parquet files (relative path -> size in bytes): those the manifest
+    names, so a build-corpus committing meanwhile is never half indexed; the folder for corpora
+    whose manifest names no files."""
+    from retrieval.catalog import committed_files, read_manifest
+    from schemas import THEOREMS
+
+    listed = committed_files(root, read_manifest(root), THEOREMS)
+    paths = [pathlib.Path(p) for p in listed] if listed is not None else sorted((root / "theorems").rglob("*.parquet"))
+    return {str(p.relative_to(root)): p.stat().st_size for p in sorted(paths) if p.is_file()}
 
 
 def fresh_plan(root: pathlib.Path) -> Optional[list[Shard]]:

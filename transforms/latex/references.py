@@ -161,9 +161,11 @@ def _arguments(text: str, pos: int, optional: int, mandatory: int) -> Optional[t
     return opts, mands, pos
 
 
-def resolve_references(prose: str, refs: References, verbatim: Callable[[str], str], depth: int = 0) -> str:
+def resolve_references(prose: str, refs: References, verbatim: Callable[[str], str], depth: int = 0,
+                       math: bool = False) -> str:
     """Prose with references printed; `verbatim(text)` stores text to put back after rendering and
-    returns its placeholder."""
+    returns its placeholder. In `math` (a `\\tag{by \\cref{x}}`) only references, citations, labels and
+    index entries are touched: the rest is math LaTeX, kept verbatim."""
     if "\\" not in prose:
         return prose
     out: list[str] = []
@@ -173,9 +175,12 @@ def resolve_references(prose: str, refs: References, verbatim: Callable[[str], s
             continue
         out.append(prose[pos:m.start()])
         pos = m.end()
+        word = m.group("word")
+        if math and not (word in _REF or word in ("label", "index") or word and _CITE_RE.fullmatch(word)):
+            out.append(m.group())
+            continue
         if m.group("soft"):
             continue
-        word = m.group("word")
         if word in _SILENT:
             if word == "xspace":                     # a space unless punctuation follows
                 pos = skip_spaces(prose, pos)

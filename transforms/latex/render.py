@@ -43,6 +43,7 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")   # TeX ignores or rejects
 _OPENLOGIC_RE = re.compile(r"!(!|A)([a-z^]*)\{([^{}]*)\}")
 _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
 _NEEDS_LATEX2TEXT_RE = re.compile(r"[\\{}~&#^_]|--|``|''")
+_MATH_REFERENCE_RE = re.compile(r"\\[A-Za-z]*(?:ref|cite)|\\label|\\index")
 _FALLBACK_CS_RE = re.compile(r"\\[A-Za-z@]+\*?(?:\s*=\s*-?[\d.]+(?:pt|em|ex|mm|cm|in|bp|sp)?)?|\\.|[{}]")
 
 MAX_LATEX2TEXT_CHARS = 200_000
@@ -212,6 +213,7 @@ def render_text(latex: str, location: str = "", label_macros: frozenset[str] = f
         return f"\ue000{len(maths) - 1}\ue001"
 
     prose = resolve_references(prose, references, verbatim)
+    maths = [resolve_references(m, references, str, math=True) if _MATH_REFERENCE_RE.search(m) else m for m in maths]
     fast = fast_prose(prose) if _NEEDS_LATEX2TEXT_RE.search(prose) else prose
     if fast is not None:
         prose = fast

@@ -24,7 +24,7 @@ from transforms.latex.macros import expand_macros
 from transforms.latex.mainfile import document_class, find_main_file, is_source_name, is_tex_name
 from transforms.latex.model import Event, ExtractionResult, LabelTarget, Limits, Statement
 from transforms.latex.numbering import Numberer
-from transforms.latex.references import BLUEPRINT_COMMANDS, References, bibliography_labels
+from transforms.latex.references import BLUEPRINT_COMMANDS, References, bibliography_labels, cited_works
 from transforms.latex.render import normalize_space, render_text
 from transforms.latex.segment import RawStatement, Segmentation, segment, unread_statements
 
@@ -274,19 +274,19 @@ def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, Label
 _CLEVEREF_CAPITALISE_RE = re.compile(r"\\usepackage\s*\[[^\]]*capitali[sz]e[^\]]*\]\s*\{[^}]*cleveref")
 
 
-def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTarget]) -> References:
-    """The document's labels and bibliography: the `.bbl` next to the main file (or the only one), and
-    any `thebibliography` written in the document."""
+def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTarget]) -> tuple[References, dict]:
+    """The document's labels and bibliography (the `.bbl` next to the main file, or the only one, and any
+    `thebibliography` written in the document), and the works its `.bbl`/`.bib` entries identify."""
     bbls = [n for n in run.names if n.endswith(".bbl")]
     stem = posixpath.splitext(main)[0] + ".bbl"
     chosen = [stem] if stem in bbls else bbls[:1] if len(bbls) == 1 else []
-    bibliography: dict[str, str] = {}
-    for name in chosen:
-        bibliography.update(bibliography_labels(run.text(name) or ""))
+    bbl = "\n".join(run.text(name) or "" for name in chosen)
     inline = doc.flat.text.find("\\begin{thebibliography}", doc.body_start)
     if inline >= 0:
-        bibliography.update(bibliography_labels(doc.flat.text[inline:doc.body_end]))
-    return References(labels, bibliography, bool(_CLEVEREF_CAPITALISE_RE.search(doc.preamble)))
+        bbl += "\n" + doc.flat.text[inline:doc.body_end]
+    bib = "\n".join(run.text(n) or "" for n in run.names if n.endswith(".bib"))
+    references = References(labels, bibliography_labels(bbl), bool(_CLEVEREF_CAPITALISE_RE.search(doc.preamble)))
+    return references, cited_works(bbl, bib)
 
 
 def _introduction(doc: _Document, chars: int, references: References) -> Optional[str]:
@@ -348,7 +348,7 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
         return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
     doc = _Document(run, main, use_macros=render)
     numbers, labels = _numbers(doc, run) if number else ({}, {})
-    references = _references(run, doc, main, labels)
+    references, works = _references(run, doc, main, labels)
     run.stage = "render"
     statements: list[Statement] = []
     rendered: dict[str, str] = {}
@@ -358,7 +358,7 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
         statements.append(_build(run, doc, raw, numbers.get(raw.ordinal), render, rendered, unexpanded,
                                  references))
     result = _result(run, doc, main, statements, unexpanded)
-    result.labels, result.bibliography = labels, dict(references.bibliography)
+    result.labels, result.bibliography, result.cited_works = labels, dict(references.bibliography), works
     if render and run.limits.introduction_chars > 0:       # only a describer with intro context reads it
         result.introduction = _introduction(doc, run.limits.introduction_chars, references)
     return result

@@ -109,6 +109,7 @@ class ExtractionResult:
     n_bytes: int = 0                     # LaTeX bytes considered
     labels: dict[str, "LabelTarget"] = dataclasses.field(default_factory=dict)   # every \\label of the document
     bibliography: dict[str, str] = dataclasses.field(default_factory=dict)       # cite key -> printed label
+    cited_works: dict[str, dict] = dataclasses.field(default_factory=dict)       # cite key -> {"arxiv", "doi"}
 
 
 @dataclasses.dataclass

@@ -265,3 +265,32 @@ def bibliography_labels(bbl: str) -> dict[str, str]:
         printed = re.sub(r"\\[A-Za-z@]+\s*|[{}]", "", label).strip() if label else ""
         labels.setdefault(m.group("key").strip(), printed or str(n))
     return labels
+
+
+_ARXIV_ID = r"(\d{4}\.\d{4,5}|[a-z][a-z.\-]*/\d{7})"
+_ARXIV_RE = re.compile(r"(?:arXiv\s*[:.]?\s*(?:\\?[a-z]+\s*)?|arxiv\.org/(?:abs|pdf)/|eprint\s*=\s*[{\"]\s*|\\eprint\s*\{\s*)"
+                       + _ARXIV_ID, re.I)
+_DOI_RE = re.compile(r"(10\.\d{4,9}/[^\s{}\\,\"]+)")
+_BIB_ENTRY_RE = re.compile(r"@\s*[A-Za-z]+\s*\{\s*([^,\s{}]+)\s*,")
+_ENTRY_START_RE = re.compile(r"\\bibitem\s*(?:\[(?:[^\[\]{}]|\{[^{}]*\})*\])?\s*\{([^{}]+)\}|\\entry\{([^{}]+)\}")
+
+
+def _entries(text: str, start_re: re.Pattern) -> list[tuple[str, str]]:
+    """(key, text of its entry) for each bibliography entry, an entry running to the next one."""
+    starts = [(m.start(), next(g for g in m.groups() if g)) for m in start_re.finditer(text)]
+    return [(key.strip(), text[pos:starts[i + 1][0] if i + 1 < len(starts) else len(text)])
+            for i, (pos, key) in enumerate(starts)]
+
+
+def cited_works(bbl: str = "", bib: str = "") -> dict[str, dict[str, Optional[str]]]:
+    """{key: {"arxiv": id or None, "doi": doi or None}} from a `.bbl` (or `thebibliography`) and `.bib` text;
+    keys with neither are left out. The `.bbl` wins when both name a key."""
+    works: dict[str, dict[str, Optional[str]]] = {}
+    for text, start_re in ((bib, _BIB_ENTRY_RE), (bbl, _ENTRY_START_RE)):
+        for key, entry in _entries(text, start_re) if text else ():
+            arxiv_id = _ARXIV_RE.search(entry)
+            doi = _DOI_RE.search(entry)
+            if arxiv_id or doi:
+                works[key] = {"arxiv": arxiv_id.group(1) if arxiv_id else None,
+                              "doi": doi.group(1).rstrip(".}").lower() if doi else None}
+    return works

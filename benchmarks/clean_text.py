@@ -4,7 +4,9 @@ Over the shared arXiv bundles and the HoTT book it counts statements whose `stat
 `<ref>`/`<cit.>` placeholder, a `??` although every label the statement refers to exists, an index-entry
 fragment (`a!b`, `|defstyle`), a soft hyphen, or a control sequence outside math; the target is at most
 1%. It also prints the share of statements whose prose went through pylatexenc's latex2text (the rest
-took the fast path) and the statements whose rendering fell back (each is an event in `failures`).
+took the fast path), the statements whose rendering fell back (each is an event in `failures`), and
+for the arXiv bundles the share of `\\cite` keys resolved to an arXiv id or DOI through the
+submission's `.bbl`/`.bib`, and of those the share whose arXiv paper is in the bundles.
 
     .venv/bin/python benchmarks/clean_text.py [--corpora ../shared/corpora] [--show 5]
 """
@@ -21,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from transforms.latex import render  # noqa: E402
 from transforms.latex.model import ExtractionResult, Limits  # noqa: E402
 from transforms.latex.references import References  # noqa: E402
+from transforms.edges import statement_edges  # noqa: E402
 from transforms.sources import arxiv, latex_project  # noqa: E402
 
 _MATH_RE = re.compile(r"\$\$.*?\$\$|\$[^$]*\$", re.S)
@@ -75,8 +78,14 @@ def main() -> None:
     kinds: collections.Counter = collections.Counter()
     examples: dict[str, list[str]] = collections.defaultdict(list)
     fallbacks: list[str] = []
+    papers: set[str] = set()
+    cites: list[dict] = []
     for paper, result in _results(args.corpora):
         result: ExtractionResult
+        papers.add(paper)
+        if paper.startswith("arxiv:"):
+            ids = {s.ordinal: str(s.ordinal) for s in result.statements}
+            cites += [e for e in statement_edges(result, ids, arxiv.paper_id) if e["method"] == "cite"]
         fallbacks += [f"{paper} {e.location}: {e.error_class}" for e in result.events if e.stage == "render"]
         references = References(result.labels, result.bibliography)
         for s in result.statements:
@@ -98,6 +107,11 @@ def main() -> None:
             print(f"    {example}")
     print(f"statements whose prose reached latex2text: {through_latex2text} of {total} "
           f"({through_latex2text / max(total, 1):.1%}); the rest took the fast path")
+    resolved = [e for e in cites if e["dst_paper_id"] or e["dst_doi"]]
+    in_corpus = [e for e in resolved if e["dst_paper_id"] in papers]
+    print(f"citation keys cited by statements (arXiv bundles): {len(cites)}; resolved to an arXiv id or DOI: "
+          f"{len(resolved)} ({len(resolved) / max(len(cites), 1):.1%}); of those in the bundles: {len(in_corpus)} "
+          f"({len(in_corpus) / max(len(resolved), 1):.1%})")
     print(f"fallback renderings (each recorded in failures): {len(fallbacks)}")
     for line in fallbacks[:20]:
         print(f"  {line}")

@@ -85,7 +85,7 @@ def main() -> None:
         papers.add(paper)
         if paper.startswith("arxiv:"):
             ids = {s.ordinal: str(s.ordinal) for s in result.statements}
-            cites += [e for e in statement_edges(result, ids, arxiv.paper_id) if e["method"] == "cite"]
+            cites += [e for e in statement_edges(result, ids) if e["method"] == "cite"]
         fallbacks += [f"{paper} {e.location}: {e.error_class}" for e in result.events if e.stage == "render"]
         references = References(result.labels, result.bibliography)
         for s in result.statements:

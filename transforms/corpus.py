@@ -72,7 +72,7 @@ def edge_rows(sub: Submission, result: ExtractionResult, theorems: list[dict]) -
     """The paper's `edges` rows: its statements' links, with the paper's partition columns."""
     ids = {row["ordinal"]: row["theorem_id"] for row in theorems}
     paper = {"paper_id": sub.paper_id, "source": sub.source, "year": sub.year, "bundle": sub.bundle}
-    return [{**paper, **edge} for edge in statement_edges(result, ids, arxiv.paper_id)]
+    return [{**paper, **edge} for edge in statement_edges(result, ids)]
 
 
 def failure_row(sub: Submission, event: Event) -> dict:

@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 
 from transforms.latex.model import ExtractionResult, Statement
 from transforms.latex.scan import split_top_level
+from transforms.sources.arxiv_ids import paper_id as arxiv_paper_id
 
 _REF_RE = re.compile(r"\\(?:[cCvV]ref|ref|autoref|Autoref|labelcref|nameref|Nameref)\*?\s*\{([^{}]*)\}")
 _CITE_RE = re.compile(r"\\(?:[A-Za-z]*[cC]ite[A-Za-z]*)\*?\s*(?:\[[^\[\]]*\]\s*){0,2}\{([^{}]*)\}")
@@ -56,8 +57,7 @@ def _edge(src: str, relation: str, method: str, location: str, count: int, *, ds
             "count": count}
 
 
-def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str],
-                    paper_id_of_arxiv=lambda arxiv_id: f"arxiv:{arxiv_id}") -> list[dict]:
+def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str]) -> list[dict]:
     """The edges of one document (without the paper's columns), one row per (src, target, method, location)."""
     by_label = {label: t.ordinal for label, t in result.labels.items()
                 if t.kind == "statement" and t.ordinal is not None}
@@ -94,5 +94,5 @@ def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str],
             for key, count in cites.items():
                 work = result.cited_works.get(key, {})
                 rows.append(_edge(src, "cites", "cite", location, count, key=key, doi=work.get("doi"),
-                                  paper=paper_id_of_arxiv(work["arxiv"]) if work.get("arxiv") else None))
+                                  paper=arxiv_paper_id(work["arxiv"]) if work.get("arxiv") else None))
     return rows

@@ -46,3 +46,12 @@ def test_used_by_table_and_dot(capsys, corpus):
 def test_unknown_statement_is_a_usage_error(capsys, corpus):
     code, out = _graph(capsys, corpus, "no:such")
     assert code == 2 and "no statement with id or label 'no:such'" in out.err
+
+
+def test_search_hits_say_how_many_statements_use_them(capsys, corpus):
+    capsys.readouterr()
+    assert main(["search", str(corpus), "groups exist", "--mode", "lexical", "--format", "json", "-k", "5"]) == 0
+    used_by = {hit["label"]: hit["used_by"] for hit in json.loads(capsys.readouterr().out)}
+    assert used_by["lem:a"] == 1 and used_by.get("thm:b", 0) == 0
+    assert main(["search", str(corpus), "a group is a set", "--mode", "lexical", "-k", "1"]) == 0
+    assert "used by 1 statement" in capsys.readouterr().out

@@ -152,3 +152,16 @@ def test_every_label_is_kept_with_what_it_names_and_references_print_numbers():
     assert result.statements[2].statement_text == (
         "By lemmas 1.1 and 1.2, Section 1, (2), ??, [1, p. 4]. * a * b See (b), Key, 1.")
     assert "\\cref{lem:a,lem:b}" in result.statements[2].statement_latex
+
+
+def test_author_crefnames_and_redefined_reference_commands():
+    doc = r"""\documentclass{article}
+\newtheorem{lem}{Lemma}
+\crefname{lem}{Lemma}{Lemmas}
+\def\autoref#1{\ref{#1@}}\let\cref\autoref
+\begin{document}
+\begin{lem}\label{a} A. \end{lem}
+\begin{lem}\label{b} By \cref{a} and \autoref{a}. \end{lem}
+\end{document}"""
+    result = extract_submission({"a.tex": doc.encode()})
+    assert result.statements[1].statement_text == "By Lemma 1 and Lemma 1."

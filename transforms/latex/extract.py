@@ -24,7 +24,8 @@ from transforms.latex.macros import expand_macros
 from transforms.latex.mainfile import document_class, find_main_file, is_source_name, is_tex_name
 from transforms.latex.model import Event, ExtractionResult, LabelTarget, Limits, Statement
 from transforms.latex.numbering import Numberer
-from transforms.latex.references import BLUEPRINT_COMMANDS, References, bibliography_labels, cited_works
+from transforms.latex.references import (RESOLVED_COMMANDS, References, bibliography_labels, cited_works,
+                                         cref_names)
 from transforms.latex.render import normalize_space, render_text
 from transforms.latex.segment import RawStatement, Segmentation, segment, unread_statements
 
@@ -213,11 +214,11 @@ class _Document:
             self.preamble = text[:self.body_start - len("\\begin{document}")]
         run.stage = "macros"             # declaration wrappers are expanded even without macro expansion
         self.macros.table = self.macros.collect(self.preamble)
-        blueprint = [name for name in BLUEPRINT_COMMANDS if name in self.macros.table.defs]
-        if blueprint:                    # kept as written: they are data (edges), and print nothing
+        resolved = [name for name in RESOLVED_COMMANDS if name in self.macros.table.defs]
+        if resolved:                     # kept as written: rendering prints them, edges read them
             table = self.macros.table
             self.macros.table = dataclasses.replace(
-                table, defs={n: d for n, d in table.defs.items() if n not in blueprint}, _pattern=None)
+                table, defs={n: d for n, d in table.defs.items() if n not in resolved}, _pattern=None)
         declarations = self.macros.wrappers(self.preamble)
         run.check_time()
         run.stage = "discover"
@@ -285,7 +286,9 @@ def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTar
     if inline >= 0:
         bbl += "\n" + doc.flat.text[inline:doc.body_end]
     bib = "\n".join(run.text(n) or "" for n in run.names if n.endswith(".bib"))
-    references = References(labels, bibliography_labels(bbl), bool(_CLEVEREF_CAPITALISE_RE.search(doc.preamble)))
+    names = cref_names(doc.declarations, {name: spec.display_name for name, spec in doc.found.envs.items()})
+    references = References(labels, bibliography_labels(bbl), bool(_CLEVEREF_CAPITALISE_RE.search(doc.preamble)),
+                            names)
     return references, cited_works(bbl, bib)
 
 

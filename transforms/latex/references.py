@@ -24,6 +24,9 @@ _SILENT = {"phantomsection", "xspace", "nobreak", "allowbreak", "protect", "lean
 _NO_SPACE_BEFORE = ".,;:!?)]'/-"
 # leanblueprint's commands print nothing in the PDF; they are read as edges and formal declarations.
 BLUEPRINT_COMMANDS = frozenset({"uses", "lean", "leanok", "mathlibok", "notready", "proves", "discussion"})
+# Commands rendering prints itself: an author's (re)definition of them is not expanded (often a
+# conditional branch of a package's own reference machinery, which expansion cannot follow).
+RESOLVED_COMMANDS = BLUEPRINT_COMMANDS | frozenset(_REF) | {"label", "cite", "index"}
 _DROP_ONE = {"index", "label", "nocite", "glsadd", "myindex", "indexdef", "addcontentsline", "pdfbookmark",
              "includegraphics", "uses", "lean", "proves", "discussion"}
 _KEEP_LAST = {"href": 2, "hyperlink": 2, "hypertarget": 2, "hyperref": 1}
@@ -50,6 +53,8 @@ class References:
     labels: Mapping[str, LabelTarget] = dataclasses.field(default_factory=dict)
     bibliography: Mapping[str, str] = dataclasses.field(default_factory=dict)   # key -> printed label
     capitalise: bool = False
+    cref_names: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # `\\crefname`s by
+    # display name ("Lemma") or kind ("equation"): (singular, plural) as the author wrote them
 
 
 NO_REFERENCES = References()
@@ -81,7 +86,10 @@ def _cref(names: list[str], refs: References, capital: bool) -> str:
             continue
         key = _kind_key(target)
         number = f"({target.number})" if key == "equation" else target.number
-        if key in _CREF_NAMES:
+        written = refs.cref_names.get(key if key != "statement" else target.display_name)
+        if written:
+            singular, plural = written
+        elif key in _CREF_NAMES:
             singular, plural = _CREF_NAMES[key]
         else:
             singular = target.display_name or "??"
@@ -246,6 +254,16 @@ def resolve_references(prose: str, refs: References, verbatim: Callable[[str], s
         out.append(m.group())                        # a *ref/*cite word this module does not know
     out.append(prose[pos:])
     return "".join(out)
+
+
+_CREFNAME_RE = re.compile(r"\\crefname\s*\{([^{}]+)\}\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+
+
+def cref_names(declarations: str, display_names: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """The author's `\\crefname{env}{singular}{plural}`s, keyed by the environment's display name (or
+    the counter's kind for equation, section, figure, ...)."""
+    return {display_names.get(m.group(1), m.group(1)): (m.group(2).strip(), m.group(3).strip())
+            for m in _CREFNAME_RE.finditer(declarations) if m.group(2).strip()}
 
 
 _BIBITEM_RE = re.compile(r"\\bibitem\s*(?:\[(?P<label>(?:[^\[\]{}]|\{[^{}]*\})*)\])?\s*\{(?P<key>[^{}]+)\}"

@@ -15,7 +15,7 @@ from typing import Optional
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from schemas import FAILURES, PAPERS, THEOREMS, theorems_table
+from schemas import EDGES, FAILURES, PAPERS, THEOREMS, theorems_table
 from schemas.theorems import DEFAULT_EMBEDDING_DIM
 from transforms import corpus
 from transforms.describe import DescribeConfig, DescribeStatements
@@ -134,7 +134,7 @@ class BuildCorpus(beam.PTransform):
         cfg = self.config
         work, read_failures = pbegin | "Sources" >> ReadSubmissions(cfg)
         extracted = work | "ExtractStatements" >> beam.ParDo(corpus.ExtractPapers(cfg.read)).with_outputs(
-            corpus.THEOREMS_TAG, corpus.FAILURES_TAG, main=corpus.PAPERS_TAG)
+            corpus.THEOREMS_TAG, corpus.FAILURES_TAG, corpus.EDGES_TAG, main=corpus.PAPERS_TAG)
         papers, theorems = extracted[corpus.PAPERS_TAG], extracted[corpus.THEOREMS_TAG]
         later_failures = []
         if cfg.describe is not None:
@@ -158,6 +158,7 @@ class BuildCorpus(beam.PTransform):
                          | "WriteTheorems" >> WriteTable(theorem_table, staged, cfg.files_per_partition)),
             "failures": (tuple(failures) | "AllFailures" >> beam.Flatten()
                          | "WriteFailures" >> WriteTable(FAILURES, staged)),
+            "edges": extracted[corpus.EDGES_TAG] | "WriteEdges" >> WriteTable(EDGES, staged, cfg.files_per_partition),
         }
 
 

@@ -28,7 +28,8 @@ def hits_table(hits: Sequence[Hit]) -> str:
     for hit in hits:
         authors = ", ".join(hit.authors[:3]) + (" et al." if len(hit.authors) > 3 else "")
         paper = " · ".join(str(x) for x in (hit.paper_title, authors, hit.year) if x)
-        lines = [f"{hit.rank:>2}. [{hit.score:.3f}] {hit.name}  ({hit.kind})",
+        used = f"  used by {hit.used_by} statement{'s' if hit.used_by != 1 else ''}" if hit.used_by else ""
+        lines = [f"{hit.rank:>2}. [{hit.score:.3f}] {hit.name}  ({hit.kind}){used}",
                  f"    {paper}" if paper else None,
                  f"    {hit.url}" if hit.url else f"    {hit.theorem_id}",
                  "    " + hit.snippet[: width - 4]]

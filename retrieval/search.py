@@ -47,6 +47,7 @@ class Hit:
     year: Optional[int]
     url: Optional[str]
     snippet: str
+    used_by: int = 0          # statements with a `uses` edge to this one (the edges table)
 
     @property
     def name(self) -> str:
@@ -56,7 +57,7 @@ class Hit:
 
 
 _HIT_COLUMNS = ("theorem_id", "paper_id", "source", "kind", "display_name", "number", "title", "label",
-                "tag", "paper_title", "authors", "year", "url", "snippet_text")
+                "tag", "paper_title", "authors", "year", "url", "snippet_text", "used_by")
 
 
 def snippet(text: Optional[str], limit: int = SNIPPET_CHARS) -> str:
@@ -72,13 +73,18 @@ def materialize(con: duckdb.DuckDBPyConnection, *, theorems: str = "theorems", d
     """Build `search_corpus` (theorems joined with papers, one `doc` id each); its row count.
     `doc` is the id expression over alias `t` (default: dense, by theorem id); `persistent` writes
     a table of the connection's database (the index's `search.duckdb`) rather than a temp table.
-    Embeddings stay out of it: vectors are read only when a query needs them."""
+    Embeddings stay out of it: vectors are read only when a query needs them. `used_by` counts the
+    statements that use each one, from the `edges` view when there is one."""
+    has_edges = con.execute("SELECT count(*) FROM duckdb_views() WHERE view_name = 'edges'").fetchone()[0] > 0
+    uses = ("SELECT dst_theorem_id AS theorem_id, count(DISTINCT src_theorem_id) AS used_by FROM edges "
+            "WHERE relation = 'uses' AND dst_theorem_id IS NOT NULL AND src_theorem_id <> dst_theorem_id GROUP BY 1"
+            if has_edges else "SELECT NULL::VARCHAR AS theorem_id, 0 AS used_by WHERE false")
     doc = doc or "(row_number() OVER (ORDER BY t.theorem_id, t.paper_id, t.source) - 1)::INTEGER"
     con.execute(f"""
         CREATE OR REPLACE {"TABLE" if persistent else "TEMP TABLE"} search_corpus AS
         WITH p AS (
             SELECT * FROM papers QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY source_id) = 1
-        )
+        ), u AS ({uses})
         SELECT {doc} AS doc,
                t.theorem_id, t.paper_id, t.source, t.year, t.kind, t.display_name, t.number, t.title,
                t.label, t.tag, t.statement_text, t.description,
@@ -87,10 +93,11 @@ def materialize(con: duckdb.DuckDBPyConnection, *, theorems: str = "theorems", d
                list_distinct(list_concat(coalesce(p.categories, []),
                              list_transform(coalesce(p.categories, []), lambda c: split_part(c, '.', 1)))) AS category_keys,
                coalesce(t.statement_text, t.statement_latex, '') AS snippet_text,
+               coalesce(u.used_by, 0)::INTEGER AS used_by,
                -- the text describer's description already holds title and statement: index it once
                CASE WHEN contains(t.description, t.statement_text) THEN concat_ws(' ', t.description, p.title)
                     ELSE concat_ws(' ', t.title, t.statement_text, t.description, p.title) END AS lexical_text
-        FROM {theorems} t LEFT JOIN p USING (paper_id)
+        FROM {theorems} t LEFT JOIN p USING (paper_id) LEFT JOIN u USING (theorem_id)
         {"ORDER BY doc" if persistent else ""}
     """)
     return con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]

@@ -7,7 +7,7 @@ Interactively, lines are edited and recalled as in a shell (readline; history in
 ~/.thmforge_sql_history), and tables fit the terminal: long lists such as a 384-float embedding
 show their first values and their length.
 
-Views: papers, theorems, failures (empty when a run wrote none), and instances, predictions,
+Views: papers, theorems, failures, edges (empty when a run wrote none), and instances, predictions,
 scores where those folders exist. Only queries run (SELECT, WITH, DESCRIBE, SHOW, SUMMARIZE,
 EXPLAIN, PRAGMA table_info); files outside the directory cannot be read.
 """

@@ -41,6 +41,8 @@ THEOREMS = Table(
         pa.field("statement_text", pa.string()),
         pa.field("slogan", pa.string()),
         pa.field("proof_latex", pa.string()),
+        pa.field("formal_decls", pa.list_(pa.string())),   # Lean declarations (leanblueprint `\lean{...}`)
+        pa.field("formal_status", pa.string()),            # mathlib | proved | stated | not-ready; null: no blueprint
         pa.field("content_hash", pa.string()),
         pa.field("description", pa.string()),
         pa.field("description_model", pa.string()),

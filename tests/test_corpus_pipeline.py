@@ -337,3 +337,17 @@ def test_hostile_bundle_every_case_recorded_and_the_run_completes(tmp_path):
     assert ("arxiv:2201.00002", "truncated-gzip", 1) in reasons
     assert any(p == "arxiv:2201.00006" and "cycle" in e for p, e, _ in reasons), reasons
     assert not any(p is None for p, _, _ in reasons)
+
+
+def test_edges_written_partitioned_and_queryable(corpus):
+    from retrieval.catalog import open_catalog
+
+    files = sorted(str(p.relative_to(corpus)) for p in (corpus / "edges").rglob("*.parquet"))
+    assert files and all(f.startswith("edges/source=arxiv/year=") for f in files)
+    catalog = open_catalog(str(corpus))
+    (broken,) = catalog.con.execute(
+        "SELECT count(*) FROM edges e LEFT JOIN theorems t ON e.src_theorem_id = t.theorem_id "
+        "WHERE t.theorem_id IS NULL OR e.paper_id <> t.paper_id").fetchone()
+    assert broken == 0
+    methods = dict(catalog.con.execute("SELECT method, sum(count) FROM edges GROUP BY method").fetchall())
+    assert methods.get("ref", 0) > 0

@@ -21,6 +21,7 @@ _NEWLABEL_RE = re.compile(r"\\newlabel\{([^{}]+)\}\{([^{}]*)\}")
 _DECLARED_RE = re.compile(r"^\s*\\(?:defthm|newtheorem)\{(\w+)\}", re.M)
 _COMMENT_RE = re.compile(r"(?<!\\)%[^\n]*")
 _LABEL_RE = re.compile(r"\\label\{([^{}]+)\}")
+_REFERENCE_RE = re.compile(r"\\(?:[cC]ref|ref|autoref)\{([^{}]+)\}")
 # A label after these names a list item or an equation, not the statement.
 _NOT_THE_STATEMENT_RE = re.compile(r"\\item|\\begin\{(?:equation|align|gather|multline|narrowmultline|eqnarray)")
 
@@ -56,3 +57,12 @@ def test_first_edition_numbers(shared_corpora):
     wrong = sorted((label, numbers.get(label), truth[label]) for label in counted - exact)
     print(f"HoTT first edition: {len(exact)}/{len(counted)} = {share:.1%} exact; wrong: {wrong[:10]}")
     assert share >= 0.97, wrong[:20]
+
+    # Every reference to a labelled statement prints the first-edition number, in the text as in the PDF.
+    statement_labels = {label for label, target in result.labels.items() if target.kind == "statement"}
+    assert {label: result.labels[label].number for label in counted} == {label: truth[label] for label in counted}
+    references = [(s, label) for s in result.statements for m in _REFERENCE_RE.finditer(s.statement_latex)
+                  for label in m.group(1).split(",") if label.strip() in statement_labels & truth.keys()]
+    assert len(references) >= 50
+    unprinted = [(s.label, label) for s, label in references if truth[label.strip()] not in s.statement_text]
+    assert unprinted == []

@@ -1,4 +1,4 @@
-"""Submissions to `papers`, `theorems` and `failures` rows: pure row building plus thin Beam DoFns.
+"""Submissions to `papers`, `theorems`, `edges` and `failures` rows: pure row building plus thin Beam DoFns.
 
 Every submission that enters ends as exactly one `papers` row with status ok, failed or skipped;
 every problem met on the way (reader events, extraction events, a crashing extractor) becomes a
@@ -18,6 +18,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from schemas import PAPERS
+from transforms.edges import formal_fields, statement_edges
 from transforms.latex.model import Event, ExtractionResult, Limits, Statement, Submission
 from transforms.sources import make_source
 from transforms.sources.base import InputIndex, input_name, metadata_lines, unique_refs
@@ -25,6 +26,7 @@ from transforms.progress import Progress
 
 METRICS_NAMESPACE = "thmforge.corpus"
 PAPERS_TAG, THEOREMS_TAG, FAILURES_TAG, INPUTS_TAG = "papers", "theorems", "failures", "inputs"
+EDGES_TAG = "edges"
 
 
 # ---------------------------------------------------------------------------------------- rows
@@ -62,8 +64,15 @@ def theorem_row(sub: Submission, st: Statement) -> dict:
         "file": st.file, "line": st.line, "statement_latex_raw": st.statement_latex_raw,
         "statement_latex": st.statement_latex, "statement_text": st.statement_text, "slogan": st.slogan,
         "proof_latex": st.proof_latex, "content_hash": digest, "url": statement_url(sub, st),
-        "bundle": sub.bundle,
+        "bundle": sub.bundle, **formal_fields(st),
     }
+
+
+def edge_rows(sub: Submission, result: ExtractionResult, theorems: list[dict]) -> list[dict]:
+    """The paper's `edges` rows: its statements' links, with the paper's partition columns."""
+    ids = {row["ordinal"]: row["theorem_id"] for row in theorems}
+    paper = {"paper_id": sub.paper_id, "source": sub.source, "year": sub.year, "bundle": sub.bundle}
+    return [{**paper, **edge} for edge in statement_edges(result, ids)]
 
 
 def failure_row(sub: Submission, event: Event) -> dict:
@@ -115,6 +124,7 @@ class PaperOutcome:
     theorems: list[dict]
     failures: list[dict]
     introduction: Optional[str] = None
+    edges: list[dict] = dataclasses.field(default_factory=list)
 
 
 MAX_FAILURE_ROWS_PER_PAPER = 100
@@ -168,7 +178,8 @@ def _outcome(sub: Submission, extract, limits: Limits) -> PaperOutcome:
     if fatal:
         return PaperOutcome(paper_row(sub, result, "failed", fatal.error_class), [], failures)
     theorems = [theorem_row(sub, st) for st in result.statements]
-    return PaperOutcome(paper_row(sub, result, "ok", None), theorems, failures, result.introduction)
+    return PaperOutcome(paper_row(sub, result, "ok", None), theorems, failures, result.introduction,
+                        edge_rows(sub, result, theorems))
 
 
 # ---------------------------------------------------------------------------------------- config
@@ -310,6 +321,8 @@ class ExtractPapers(beam.DoFn):
             yield beam.pvalue.TaggedOutput(THEOREMS_TAG, {**row, **context})
         for row in outcome.failures:
             yield beam.pvalue.TaggedOutput(FAILURES_TAG, row)
+        for row in outcome.edges:
+            yield beam.pvalue.TaggedOutput(EDGES_TAG, row)
 
     def _describe_context(self, outcome: PaperOutcome) -> dict:
         """The transient context keys the describe stage reads (and drops) for this paper's rows."""

@@ -186,8 +186,8 @@ def test_extractor_exception_is_isolated_to_its_paper():
 
 def test_library_failure_falls_back_to_a_simpler_rendering():
     result = extract_submission({"main.tex": hc.paper_tex(
-        "\\begin{theorem}See \\href{https://example.org} for the proof.\\end{theorem}").encode()})
-    assert [(e.stage, e.error_class, e.fatal) for e in result.events] == [("render", "IndexError", False)]
+        "\\begin{theorem}See it for the proof.\\footnote\\end{theorem}").encode()})
+    assert [(e.stage, e.error_class, e.fatal) for e in result.events] == [("render", "KeyError", False)]
     assert result.statements[1].statement_text.startswith("See ")
     assert result.statements[1].statement_text.endswith("for the proof.")
 

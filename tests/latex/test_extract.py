@@ -126,3 +126,42 @@ def test_include_bomb_is_cut_at_a_size_cap_and_recorded():
     result = extract_submission(files)
     assert time.monotonic() - started < 10
     assert "flatten-too-large" in [e.error_class for e in result.events]
+
+
+def test_every_label_is_kept_with_what_it_names_and_references_print_numbers():
+    doc = r"""\documentclass{amsart}
+\newtheorem{theorem}{Theorem}[section]
+\newtheorem{lemma}[theorem]{Lemma}
+\begin{document}
+\section{Intro}\label{sec:intro}
+\begin{lemma}\label{lem:a} One. \end{lemma}
+\begin{lemma}[Key]\label{lem:b} Two \begin{align}x&=1\\ y&=2\label{eq:y}\end{align} \end{lemma}
+\begin{figure}\caption{F}\label{fig:f}\end{figure}
+\begin{theorem}\label{thm:c} By \cref{lem:a,lem:b}, Section~\ref{sec:intro}, \eqref{eq:y}, \ref{nope}, \cite[p.~4]{knu}.
+\begin{enumerate}[(a)] \item a \item b\label{it:b} \end{enumerate} See \ref{it:b}, \nameref{lem:b}, \ref{fig:f}.
+\index{x!y}\end{theorem}
+\begin{thebibliography}{9}\bibitem{knu} K.\end{thebibliography}
+\end{document}"""
+    result = extract_submission({"a.tex": doc.encode()})
+    named = {k: (v.kind, v.number, v.display_name) for k, v in result.labels.items()}
+    assert named == {"sec:intro": ("section", "1", "Section"), "lem:a": ("statement", "1.1", "Lemma"),
+                     "lem:b": ("statement", "1.2", "Lemma"), "eq:y": ("equation", "2", "Equation"),
+                     "fig:f": ("figure", "1", "Figure"), "thm:c": ("statement", "1.3", "Theorem"),
+                     "it:b": ("item", "(b)", "Item")}
+    assert result.bibliography == {"knu": "1"}
+    assert result.statements[2].statement_text == (
+        "By lemmas 1.1 and 1.2, Section 1, (2), ??, [1, p. 4]. * a * b See (b), Key, 1.")
+    assert "\\cref{lem:a,lem:b}" in result.statements[2].statement_latex
+
+
+def test_author_crefnames_and_redefined_reference_commands():
+    doc = r"""\documentclass{article}
+\newtheorem{lem}{Lemma}
+\crefname{lem}{Lemma}{Lemmas}
+\def\autoref#1{\ref{#1@}}\let\cref\autoref
+\begin{document}
+\begin{lem}\label{a} A. \end{lem}
+\begin{lem}\label{b} By \cref{a} and \autoref{a}. \end{lem}
+\end{document}"""
+    result = extract_submission({"a.tex": doc.encode()})
+    assert result.statements[1].statement_text == "By Lemma 1 and Lemma 1."

@@ -30,10 +30,10 @@ def test_openlogic_markup_readable():
 
 
 def test_pylatexenc_failure_falls_back_and_is_recorded():
-    # latex2text raises IndexError on \href with its second argument missing.
-    text, events = render_text(r"A \textbf{bold} claim about $x$, see \href{http://x.org}.", "f.tex:3")
-    assert text == "A bold claim about $x$, see http://x.org ."
-    assert [(e.stage, e.error_class, e.location) for e in events] == [("render", "IndexError", "f.tex:3")]
+    # latex2text raises KeyError on \footnote without its argument; the fallback leaves no TeX behind.
+    text, events = render_text(r"A \textbf{bold} claim\postdisplaypenalty=100 about $x$\footnote", "f.tex:3")
+    assert text == "A bold claim about $x$"
+    assert [(e.stage, e.error_class, e.location) for e in events] == [("render", "KeyError", "f.tex:3")]
 
 
 @pytest.mark.parametrize("latex", [r"\frac", r"\begin{enumerate}\item", r"{{{", r"\verb", "}}}", r"\\\\[", "$$", "\\"])
@@ -50,3 +50,26 @@ def test_drawings_are_left_out_of_the_text():
 def test_huge_prose_skips_latex2text_and_says_so():
     text, events = render_text("\\unknownmacro{word} " * 20_000, "big.tex:1")
     assert text.startswith("word word") and [e.error_class for e in events] == ["too-large-for-latex2text"]
+
+
+def _references():
+    from transforms.latex.model import LabelTarget
+    from transforms.latex.references import References
+    labels = {"lem:a": LabelTarget("lem:a", "statement", "2.3", "Lemma", 0),
+              "lem:b": LabelTarget("lem:b", "statement", "2.4", "Lemma", 1),
+              "eq:x": LabelTarget("eq:x", "equation", "4.1", "Equation"),
+              "sec:s": LabelTarget("sec:s", "section", "3", "Section", title="Setting")}
+    return References(labels, {"knuth": "Knu84"}, capitalise=True)
+
+
+@pytest.mark.parametrize("latex, printed", [
+    (r"By \cref{lem:a,lem:b}.", "By Lemmas 2.3 and 2.4."),
+    (r"By Lemma~\ref{lem:a} and \eqref{eq:x}.", "By Lemma 2.3 and (4.1)."),
+    (r"See \autoref{sec:s}, \nameref{sec:s} and \ref{missing}.", "See Section 3, Setting and ??."),
+    (r"As in \cite[p.~4]{knuth,other}.", "As in [Knu84, other, p. 4]."),
+    (r"A \href{http://x.org}{link}\index{link!web|defstyle} to \hyperref[lem:a]{it}\label{l}.", "A link to it."),
+    (r"Hy\-phen \emph{x}\xspace and \ensuremath{x^2}\xspace.", "Hyphen x and $x^2$."),
+    (r"Uses\uses{lem:a}\lean{Foo.bar}\leanok{} nothing.", "Uses nothing."),
+])
+def test_references_print_as_the_pdf_does(latex, printed):
+    assert render_text(latex, references=_references()) == (printed, [])

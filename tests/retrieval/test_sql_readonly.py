@@ -84,7 +84,7 @@ def test_syntax_errors_are_usage_errors(con):
 
 def test_views_cover_corpus_tables_only_when_others_are_absent(corpus_dir):
     catalog = open_catalog(str(corpus_dir))
-    assert catalog.views == ["papers", "theorems", "failures"]
+    assert catalog.views == ["papers", "theorems", "failures", "edges"]
     assert catalog.con.execute("SELECT count(*) FROM failures").fetchall()[0][0] == 0
     dims = catalog.con.execute("SELECT array_length(embedding) FROM theorems LIMIT 1").fetchall()[0][0]
     assert dims == 384

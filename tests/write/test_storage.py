@@ -13,7 +13,7 @@ import pytest
 
 from retrieval.catalog import open_catalog
 from runners.cli import main
-from schemas import FAILURES, PAPERS, THEOREMS
+from schemas import EDGES, FAILURES, PAPERS, THEOREMS
 from tests.conftest import REPO, SAMPLES
 from tests.memory_filesystem import MemoryFileSystem
 from tests.write import commit_helpers
@@ -34,7 +34,7 @@ def table_bytes(output: str) -> dict[str, bytes]:
     """The committed generation's files, by path relative to the output, read through the storage layer."""
     manifest = manifests.read_manifest(output)
     return {files.relative(path, output): files.read_bytes(path)
-            for name in (PAPERS.name, THEOREMS.name, FAILURES.name)
+            for name in (PAPERS.name, THEOREMS.name, FAILURES.name, EDGES.name)
             for path in manifests.committed_files(output, name, manifest)}
 
 

@@ -22,8 +22,10 @@ from transforms.latex.declarations import prepare_declarations
 from transforms.latex.definitions import MacroTable, collect_macros, definition_spans
 from transforms.latex.macros import expand_macros
 from transforms.latex.mainfile import document_class, find_main_file, is_source_name, is_tex_name
-from transforms.latex.model import Event, ExtractionResult, Limits, Statement
+from transforms.latex.model import Event, ExtractionResult, LabelTarget, Limits, Statement
 from transforms.latex.numbering import Numberer
+from transforms.latex.references import (RESOLVED_COMMANDS, References, bibliography_labels, cited_works,
+                                         cref_names)
 from transforms.latex.render import normalize_space, render_text
 from transforms.latex.segment import RawStatement, Segmentation, segment, unread_statements
 
@@ -212,6 +214,11 @@ class _Document:
             self.preamble = text[:self.body_start - len("\\begin{document}")]
         run.stage = "macros"             # declaration wrappers are expanded even without macro expansion
         self.macros.table = self.macros.collect(self.preamble)
+        resolved = [name for name in RESOLVED_COMMANDS if name in self.macros.table.defs]
+        if resolved:                     # kept as written: rendering prints them, edges read them
+            table = self.macros.table
+            self.macros.table = dataclasses.replace(
+                table, defs={n: d for n, d in table.defs.items() if n not in resolved}, _pattern=None)
         declarations = self.macros.wrappers(self.preamble)
         run.check_time()
         run.stage = "discover"
@@ -249,9 +256,11 @@ def _main_file(run: _Run, main_file: Optional[str]) -> Optional[str]:
     return find_main_file(run.candidates())
 
 
-def _numbers(doc: _Document, run: _Run) -> dict[int, str]:
+def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, LabelTarget]]:
+    """Each numbered statement's number, and what every `\\label` names (numbered the same way)."""
     run.stage = "number"
     numbers: dict[int, str] = {}
+    numberer = None
     try:
         numberer = Numberer(doc.declarations, doc.found.envs, book=_is_book(doc.flat.text, doc.body_start))
         for event in doc.seg.doc_events:
@@ -260,17 +269,38 @@ def _numbers(doc: _Document, run: _Run) -> dict[int, str]:
                 numbers[event.arg] = number
     except Exception as exc:          # numbering is a refinement: without it statements are still good
         run.events.append(Event("number", type(exc).__name__, f"numbering stopped: {exc}"[:500]))
-    return numbers
+    return numbers, (numberer.labels if numberer is not None else {})
 
 
-def _introduction(doc: _Document, chars: int) -> Optional[str]:
+_CLEVEREF_CAPITALISE_RE = re.compile(r"\\usepackage\s*\[[^\]]*capitali[sz]e[^\]]*\]\s*\{[^}]*cleveref")
+
+
+def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTarget]) -> tuple[References, dict]:
+    """The document's labels and bibliography (the `.bbl` next to the main file, or the only one, and any
+    `thebibliography` written in the document), and the works its `.bbl`/`.bib` entries identify."""
+    bbls = [n for n in run.names if n.endswith(".bbl")]
+    stem = posixpath.splitext(main)[0] + ".bbl"
+    chosen = [stem] if stem in bbls else bbls[:1] if len(bbls) == 1 else []
+    bbl = "\n".join(run.text(name) or "" for name in chosen)
+    inline = doc.flat.text.find("\\begin{thebibliography}", doc.body_start)
+    if inline >= 0:
+        bbl += "\n" + doc.flat.text[inline:doc.body_end]
+    bib = "\n".join(run.text(n) or "" for n in run.names if n.endswith(".bib"))
+    names = cref_names(doc.declarations, {name: spec.display_name for name, spec in doc.found.envs.items()})
+    references = References(labels, bibliography_labels(bbl), bool(_CLEVEREF_CAPITALISE_RE.search(doc.preamble)),
+                            names)
+    return references, cited_works(bbl, bib)
+
+
+def _introduction(doc: _Document, chars: int, references: References) -> Optional[str]:
     """Plain text of the section titled like an introduction (its first `chars` characters)."""
     sections = doc.seg.sections
     for i, (_, level, title, start) in enumerate(sections):
         if level <= 1 and _INTRO_RE.search(title):
             end = next((o for o, lvl, _, _ in sections[i + 1:] if lvl <= level), doc.body_end)
             raw = doc.flat.text[start:min(end, start + 3 * chars)]
-            text, _ = render_text(doc.macros.expand(raw)[0], label_macros=frozenset(doc.found.label_macros))
+            text, _ = render_text(doc.macros.expand(raw)[0], label_macros=frozenset(doc.found.label_macros),
+                                  references=references)
             return text[:chars] or None
     return None
 
@@ -283,7 +313,7 @@ def _result(run: _Run, doc: _Document, main: str, statements: list[Statement], u
 
 
 def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], render: bool,
-           rendered: dict[str, str], unexpanded: set[str]) -> Statement:
+           rendered: dict[str, str], unexpanded: set[str], references: References) -> Statement:
     spec = doc.found.envs[raw.env]
     file, line = doc.locations.get(raw.begin, ("", 0))
     location = f"{file}:{line}"
@@ -297,14 +327,14 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
 
     def plain(piece: str) -> str:
         if piece not in rendered:
-            text, events = render_text(doc.macros.expand(piece, location)[0])
+            text, events = render_text(doc.macros.expand(piece, location)[0], references=references)
             rendered[piece] = text
             run.events.extend(events)
         return rendered[piece]
 
     text, title, path = "", raw.title, list(raw.section_path)
     if render:
-        text, events = render_text(latex, location, frozenset(doc.found.label_macros))
+        text, events = render_text(latex, location, frozenset(doc.found.label_macros), references)
         run.events.extend(events)
         title = plain(raw.title) if raw.title else None
         path = [plain(p) for p in raw.section_path]
@@ -320,17 +350,20 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
     if main is None:
         return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
     doc = _Document(run, main, use_macros=render)
-    numbers = _numbers(doc, run) if number else {}
+    numbers, labels = _numbers(doc, run) if number else ({}, {})
+    references, works = _references(run, doc, main, labels)
     run.stage = "render"
     statements: list[Statement] = []
     rendered: dict[str, str] = {}
     unexpanded: set[str] = set()
     for raw in doc.seg.statements:
         run.check_time()
-        statements.append(_build(run, doc, raw, numbers.get(raw.ordinal), render, rendered, unexpanded))
+        statements.append(_build(run, doc, raw, numbers.get(raw.ordinal), render, rendered, unexpanded,
+                                 references))
     result = _result(run, doc, main, statements, unexpanded)
+    result.labels, result.bibliography, result.cited_works = labels, dict(references.bibliography), works
     if render and run.limits.introduction_chars > 0:       # only a describer with intro context reads it
-        result.introduction = _introduction(doc, run.limits.introduction_chars)
+        result.introduction = _introduction(doc, run.limits.introduction_chars, references)
     return result
 
 

@@ -61,6 +61,18 @@ class DocEvent:
 
 
 @dataclasses.dataclass
+class LabelTarget:
+    """What a `\\label` names, with the number `\\ref` prints for it."""
+
+    label: str
+    kind: str                         # statement | equation | section | item | figure | table | other
+    number: Optional[str]             # as `\\ref` prints it; None when nothing numbered precedes it
+    display_name: str = ""            # "Lemma", "Section", "Equation"
+    ordinal: Optional[int] = None     # the statement's ordinal when kind == "statement"
+    title: Optional[str] = None       # what `\\nameref` prints (section or statement title), raw LaTeX
+
+
+@dataclasses.dataclass
 class Statement:
     """One theorem-like statement, as extracted (no description or embedding yet)."""
 
@@ -95,6 +107,9 @@ class ExtractionResult:
     skipped_environments: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (env, reason)
     introduction: Optional[str] = None   # plain text of the introduction section, for LLM context
     n_bytes: int = 0                     # LaTeX bytes considered
+    labels: dict[str, "LabelTarget"] = dataclasses.field(default_factory=dict)   # every \\label of the document
+    bibliography: dict[str, str] = dataclasses.field(default_factory=dict)       # cite key -> printed label
+    cited_works: dict[str, dict] = dataclasses.field(default_factory=dict)       # cite key -> {"arxiv", "doi"}
 
 
 @dataclasses.dataclass

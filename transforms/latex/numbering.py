@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from transforms.latex.model import DocEvent, EnvSpec
+from transforms.latex.model import DocEvent, EnvSpec, LabelTarget
 from transforms.latex.scan import group_end, skip_spaces
 
 SECTION_LEVELS = {"part": -1, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3,
@@ -168,6 +168,11 @@ class Numberer:
         self._secnumdepth = 2 if book else 3
         self._numbering_chapters = True             # False in \frontmatter and \backmatter
         self._env_counter: dict[str, str] = {}
+        self._envs = envs
+        self.labels: dict[str, LabelTarget] = {}
+        self._statements: dict[int, tuple[Optional[str], str]] = {}   # ordinal -> (number, display name)
+        self._current: tuple[str, Optional[str], str] = ("other", None, "")   # LaTeX's \@currentlabel
+        self._equation_base = 0
         self._init_standard_counters()
         for spec in envs.values():
             if spec.numbered and spec.counter is None:
@@ -194,6 +199,8 @@ class Numberer:
             self._new_counter(name, parent)
             parent = name
         self._new_counter("equation", "chapter" if self.book else None)
+        self._new_counter("figure", "chapter" if self.book else None)
+        self._new_counter("table", "chapter" if self.book else None)
 
     def _known(self, counter: str) -> bool:
         return counter in self._values or counter in self._register
@@ -326,15 +333,23 @@ class Numberer:
         kind = event.type
         if kind == "begin_statement":
             counter = self._env_counter.get(event.name)
-            if counter is None:
-                return None
-            self.step(counter)
-            return self.format(counter)
-        if kind == "sectioning":
+            spec = self._envs.get(event.name)
+            display = spec.display_name if spec else event.name
+            number = None
+            if counter is not None:
+                self.step(counter)
+                number = self.format(counter)
+                self._current = ("statement", number, display)
+            self._statements[event.arg] = (number if number is not None else self._current[1], display)
+            return number
+        if kind == "label":
+            self._label(event.name, event.arg if isinstance(event.arg, dict) else {})
+        elif kind == "sectioning":
             self._section(event)
         elif kind == "begin_env":
             # arg: how many numbers the display prints (count_equation_numbers); None: one, if numbered
             count = event.arg if isinstance(event.arg, int) else int(event.name in self.equation_envs)
+            self._equation_base = self._values.get(self._register_of("equation"), 0)
             for _ in range(max(count, 0)):
                 self.step("equation")
         elif kind in ("setcounter", "addtocounter"):
@@ -342,6 +357,8 @@ class Numberer:
                 self._set(kind, event.name, event.arg)
         elif kind in ("stepcounter", "refstepcounter"):
             self.step(event.name)
+            if kind == "refstepcounter":
+                self._current = (event.name, self.format(event.name), event.name.capitalize())
         elif kind == "appendix":
             self._appendix()
         elif kind in ("frontmatter", "mainmatter", "backmatter"):
@@ -366,6 +383,37 @@ class Numberer:
         if name == "chapter" and not self._numbering_chapters:
             return
         self.step(name)
+        self._current = ("section", self.format(name), name.capitalize() if level <= 0 else "Section")
+
+    def _label(self, name: str, context: dict) -> None:
+        """Record what `\\label{name}` names, with the number `\\ref{name}` prints."""
+        kind = context.get("kind", "current")
+        if kind == "statement" and context.get("ordinal") in self._statements:
+            number, display = self._statements[context["ordinal"]]
+            target = LabelTarget(name, "statement", number, display, context["ordinal"], context.get("title"))
+        elif kind == "equation" and context.get("row"):
+            register = self._register_of("equation")
+            now = self._values.get(register, 0)
+            self._values[register] = self._equation_base + context["row"]
+            target = LabelTarget(name, "equation", self.format("equation"), "Equation")
+            self._values[register] = now
+        elif kind == "item" and context.get("item"):
+            if context.get("style"):
+                before, style, after = context["style"]
+                number = before + render_value(style, context["item"]) + after
+            else:
+                now = self._values.get("enumi", 0)
+                self._values["enumi"] = context["item"]
+                number = self.format("enumi")
+                self._values["enumi"] = now
+            target = LabelTarget(name, "item", number, "Item")
+        elif kind in ("figure", "table"):
+            target = LabelTarget(name, kind, self.format(kind), kind.capitalize())
+        else:
+            current_kind, number, display = self._current
+            target = LabelTarget(name, current_kind if current_kind == "section" else "other", number, display,
+                                 title=context.get("title") if current_kind == "section" else None)
+        self.labels.setdefault(name, target)
 
     def _appendix(self) -> None:
         if self.book:

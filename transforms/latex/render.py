@@ -16,6 +16,7 @@ from typing import Optional
 from pylatexenc.latex2text import LatexNodes2Text
 
 from transforms.latex.model import Event
+from transforms.latex.references import NO_REFERENCES, References, resolve_references
 from transforms.latex.scan import group, skip_spaces
 
 logging.getLogger("pylatexenc").setLevel(logging.CRITICAL)
@@ -42,7 +43,8 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")   # TeX ignores or rejects
 _OPENLOGIC_RE = re.compile(r"!(!|A)([a-z^]*)\{([^{}]*)\}")
 _PLACEHOLDER_RE = re.compile("\ue000(\\d+)\ue001")
 _NEEDS_LATEX2TEXT_RE = re.compile(r"[\\{}~&#^_]|--|``|''")
-_FALLBACK_CS_RE = re.compile(r"\\[A-Za-z@]+\*?|\\.|[{}]")
+_MATH_REFERENCE_RE = re.compile(r"\\[A-Za-z]*(?:ref|cite)|\\label|\\index")
+_FALLBACK_CS_RE = re.compile(r"\\[A-Za-z@]+\*?(?:\s*=\s*-?[\d.]+(?:pt|em|ex|mm|cm|in|bp|sp)?)?|\\.|[{}]")
 
 MAX_LATEX2TEXT_CHARS = 200_000
 _converter = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
@@ -51,12 +53,10 @@ _converter = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
 # equal); prose with anything else goes to latex2text.
 _STYLE_COMMANDS = frozenset({"emph", "textbf", "textit", "textsc", "textsl", "textnormal", "textrm",
                              "textsf", "text", "underline"})
-_STYLE_COMMANDS = _STYLE_COMMANDS | {"index"}
 _SILENT_COMMANDS = frozenset({"noindent", "par", "newline", "medskip", "bigskip", "smallskip", "qedhere"})
 _LIST_ENVS = {"enumerate": "", "itemize": "", "description": "", "center": "\n"}
 _SYMBOL_COMMANDS = {"ldots": "\u2026", "dots": "\u2026"}
-_REF_COMMANDS = {"ref": "<ref>", "cref": "<ref>", "autoref": "<ref>", "Cref": "<Ref>", "eqref": "(<ref>)",
-                 "cite": "<cit.>", "label": "", "color": "", "vspace": "\n", "hspace": ""}
+_ONE_ARGUMENT_COMMANDS = {"color": "", "vspace": "\n", "hspace": ""}
 _CONTROL_SYMBOLS = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", " ": " ", ",": " ", "\\": "\n"}
 _LIGATURES = {"---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", "~": " ", "{": "", "}": ""}
 _FAST_TOKEN_RE = re.compile(r"\\([A-Za-z]+)|\\(.)|(---|--|``|''|[{}~])|([\^_&#\\])", re.S)
@@ -133,7 +133,7 @@ def openlogic_readable(text: str) -> str:
 
 
 def fallback_text(latex: str) -> str:
-    """A rendering that cannot fail: control sequences and braces dropped."""
+    """A rendering that cannot fail: control sequences (with any `=value` assigned) and braces dropped."""
     return _FALLBACK_CS_RE.sub(" ", latex).replace("~", " ")
 
 
@@ -179,19 +179,12 @@ def fast_prose(prose: str) -> Optional[str]:
                     return None
                 pos = got[1]
             out.append(_LIST_ENVS[got[0]] if word == "end" or got[0] == "center" else "")
-        elif word in _REF_COMMANDS:
-            if word == "cite" and prose.startswith("[", pos):
-                got = group(prose, pos, 500)
-                if got is None:
-                    return None
-                pos = got[1]
-            if not prose.startswith("{", pos):
-                return None
-            got = group(prose, pos, 500)
+        elif word in _ONE_ARGUMENT_COMMANDS:
+            got = group(prose, pos, 500) if prose.startswith("{", pos) else None
             if got is None:
                 return None
             pos = got[1]
-            out.append(_REF_COMMANDS[word])
+            out.append(_ONE_ARGUMENT_COMMANDS[word])
         else:
             return None
     out.append(prose[pos:])
@@ -203,15 +196,24 @@ def _label_re(names: frozenset[str]) -> re.Pattern:
     return re.compile(r"\\(?:" + "|".join(sorted(map(re.escape, names))) + r")(?![A-Za-z@])\s*\{[^{}]*\}")
 
 
-def render_text(latex: str, location: str = "", label_macros: frozenset[str] = frozenset()) -> tuple[str, list[Event]]:
+def render_text(latex: str, location: str = "", label_macros: frozenset[str] = frozenset(),
+                references: References = NO_REFERENCES) -> tuple[str, list[Event]]:
     """(plain text, events): prose rendered, math verbatim between `$`, whitespace and NFC normalized.
 
     `label_macros` are author commands that set labels (`\\ollabel{...}`): dropped like `\\label`.
+    References and citations print as the PDF prints them with `references` (`??` for unknown labels).
     """
     events: list[Event] = []
     if label_macros and "\\" in latex:
         latex = _label_re(label_macros).sub("", latex)
     prose, maths = split_math(openlogic_readable(latex))
+
+    def verbatim(text: str) -> str:
+        maths.append(text)
+        return f"\ue000{len(maths) - 1}\ue001"
+
+    prose = resolve_references(prose, references, verbatim)
+    maths = [resolve_references(m, references, str, math=True) if _MATH_REFERENCE_RE.search(m) else m for m in maths]
     fast = fast_prose(prose) if _NEEDS_LATEX2TEXT_RE.search(prose) else prose
     if fast is not None:
         prose = fast

@@ -33,6 +33,23 @@ _BEGIN_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,80})\}")
 # A proof naming its statement: `[Proof of Theorem~\ref{thm:y}]`, or `\begin{proofof}{lem:x}`.
 _REF_RE = re.compile(r"\\(?:[cC]ref|[vV]ref|autoref|ref|eqref|thmref|nameref)\*?\s*\{\s*([^{},]+?)\s*[,}]")
 _BARE_LABEL_RE = re.compile(r"[^\s\\{}$]{1,200}")
+_ITEM_RE = re.compile(r"\\item(?![A-Za-z@])")
+
+
+def _item_style(text: str, begin: int) -> Optional[tuple[str, str, str]]:
+    """(before, counter style, after) of an enumerate's labels: `[(a)]` or `[label=(\\alph*)]` -> ("(", "alph", ")");
+    None without an option (the document's `\\theenumi` applies)."""
+    pos = text.find("}", begin) + 1
+    if not text.startswith("[", pos):
+        return None
+    got = group(text, pos, 200)
+    spec = got[0] if got else ""
+    spec = spec.split("label=", 1)[1].split(",")[0] if "label=" in spec else spec
+    m = re.search(r"\\(arabic|roman|Roman|alph|Alph)\*?|[aAiI1]", spec)
+    if not m:
+        return ("", "arabic", "")
+    style = m.group(1) or {"a": "alph", "A": "Alph", "i": "roman", "I": "Roman", "1": "arabic"}[m.group()]
+    return (spec[:m.start()].strip("{}"), style, spec[m.end():].strip("{}"))
 
 
 @dataclasses.dataclass
@@ -306,6 +323,9 @@ class _Segmenter:
             env = self.found.equation_aliases.get(frame.env, frame.env)
             count = count_equation_numbers(env, self.text[frame.body_start:end_start])
             self.events.append(DocEvent(frame.begin, "begin_env", env, count))
+        elif frame.env.rstrip("*") in ("figure", "table"):      # each caption steps the float's counter
+            for _ in range(self.text.count("\\caption", frame.begin, end_start)):
+                self.events.append(DocEvent(frame.begin, "refstepcounter", frame.env.rstrip("*")))
         elif frame.kind == "proof":
             proof = self.text[frame.body_start:end_start].strip()
             if frame.target is not None and frame.target.proof is None:
@@ -374,9 +394,28 @@ class _Segmenter:
         got = mandatory(self.text, m.end(), 500)
         if not got:
             return m.end()
+        name = got[0].strip()
         if self.stack and self.stack[-1].kind == "statement" and self.stack[-1].label is None:
-            self.stack[-1].label = got[0].strip() or None
+            self.stack[-1].label = name or None
+        if name:
+            self.events.append(DocEvent(m.start(), "label", name, self._label_context(m.start())))
         return got[1]
+
+    def _label_context(self, pos: int) -> dict:
+        """What a `\\label` at pos names: the innermost numbered thing around it (numbering decides the rest)."""
+        for frame in reversed(self.stack):
+            if frame.kind == "statement":
+                return {"kind": "statement", "ordinal": frame.ordinal, "title": frame.title}
+            if frame.kind == "equation":
+                env = self.found.equation_aliases.get(frame.env, frame.env)
+                row = count_equation_numbers(env, self.text[frame.body_start:pos] + " x")
+                return {"kind": "equation", "row": row}
+            if frame.env in ("enumerate", "enumerate*"):
+                return {"kind": "item", "item": len(_ITEM_RE.findall(self.text, frame.begin, pos)),
+                        "style": _item_style(self.text, frame.begin)}
+            if frame.env.rstrip("*") in ("figure", "table"):
+                return {"kind": frame.env.rstrip("*")}
+        return {"kind": "current", "title": self.sections[-1][2] if self.sections else None}
 
     def _count_after_end(self) -> None:
         """Statements written after \\end{document} are never typeset: listed, not extracted."""
@@ -405,4 +444,6 @@ def segment(text: str, found: Discovery, start: int = 0, end: Optional[int] = No
     for event in result.doc_events:                 # an unclosed statement keeps its counter step
         if event.type == "begin_statement":
             event.arg = renumbered.get(event.arg)
+        elif event.type == "label" and event.arg.get("kind") == "statement":
+            event.arg["ordinal"] = renumbered.get(event.arg["ordinal"])
     return result

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from schemas import FAILURES, PAPERS, THEOREMS
+from schemas import EDGES, FAILURES, PAPERS, THEOREMS
 from transforms.write import files
 from transforms.write.files import list_files, read_bytes, replace_bytes
 
@@ -40,7 +40,7 @@ ACCOUNTING = "_inputs"
 DONE = "_done"
 RUN = "_run.json"
 PLAN = "_commit.json"
-TABLE_NAMES = (PAPERS.name, THEOREMS.name, FAILURES.name)
+TABLE_NAMES = (PAPERS.name, THEOREMS.name, FAILURES.name, EDGES.name)
 
 
 class AccountingError(RuntimeError):

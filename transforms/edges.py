@@ -1,0 +1,98 @@
+"""A paper's statements to `edges` rows: what each statement (and its proof) uses and cites.
+
+Methods, each deterministic and per document: `ref` (a `\\ref`-like command naming the label of a
+statement), `name` (a written mention such as "by Lemma 2.3", matched by printed number), `cite` (a
+`\\cite` key, resolved through the `.bbl`/`.bib` to an arXiv id or DOI) and `blueprint` (leanblueprint's
+`\\uses{...}`). leanblueprint's `\\lean{...}`, `\\leanok`, `\\mathlibok` and `\\notready` give a statement's
+`formal_decls` and `formal_status`.
+"""
+from __future__ import annotations
+
+import collections
+import re
+from typing import Iterable, Optional
+
+from transforms.latex.model import ExtractionResult, Statement
+from transforms.latex.scan import split_top_level
+from transforms.sources.arxiv_ids import paper_id as arxiv_paper_id
+
+_REF_RE = re.compile(r"\\(?:[cCvV]ref|ref|autoref|Autoref|labelcref|nameref|Nameref)\*?\s*\{([^{}]*)\}")
+_CITE_RE = re.compile(r"\\(?:[A-Za-z]*[cC]ite[A-Za-z]*)\*?\s*(?:\[[^\[\]]*\]\s*){0,2}\{([^{}]*)\}")
+_USES_RE = re.compile(r"\\uses\s*\{([^{}]*)\}")
+_LEAN_RE = re.compile(r"\\lean\s*\{([^{}]*)\}")
+_NUMBER = r"(\d+(?:\.\d+)*[a-z]?|[A-Z](?:\.\d+)*)(?![\w.]*\w)"
+
+
+def _names_re(display_names: Iterable[str]) -> Optional[re.Pattern]:
+    names = sorted({n for n in display_names if n and n[0].isalpha()}, key=len, reverse=True)
+    if not names:
+        return None
+    return re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")s?(?:~|\s)+" + _NUMBER, re.I)
+
+
+def formal_fields(st: Statement) -> dict:
+    """`formal_decls` and `formal_status` from the leanblueprint commands of a statement and its proof."""
+    body, proof = st.statement_latex_raw, st.proof_latex or ""
+    decls = [d.strip() for m in _LEAN_RE.finditer(body) for d in split_top_level(m.group(1)) if d.strip()]
+    if "\\mathlibok" in body:
+        status = "mathlib"
+    elif "\\leanok" in proof:
+        status = "proved"
+    elif "\\leanok" in body:
+        status = "stated"
+    elif "\\notready" in body:
+        status = "not-ready"
+    elif decls or "\\uses" in body or "\\uses" in proof:
+        status = "informal"
+    else:
+        status = None
+    return {"formal_decls": decls or None, "formal_status": status}
+
+
+def _edge(src: str, relation: str, method: str, location: str, count: int, *, dst: Optional[str] = None,
+          label: Optional[str] = None, paper: Optional[str] = None, doi: Optional[str] = None,
+          key: Optional[str] = None) -> dict:
+    return {"src_theorem_id": src, "dst_theorem_id": dst, "dst_label": label, "dst_paper_id": paper,
+            "dst_doi": doi, "cite_key": key, "relation": relation, "method": method, "location": location,
+            "count": count}
+
+
+def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str]) -> list[dict]:
+    """The edges of one document (without the paper's columns), one row per (src, target, method, location)."""
+    by_label = {label: t.ordinal for label, t in result.labels.items()
+                if t.kind == "statement" and t.ordinal is not None}
+    by_name = {(st.display_name.lower(), st.number): st.ordinal for st in result.statements if st.number}
+    names_re = _names_re(st.display_name for st in result.statements)
+    rows: list[dict] = []
+    for st in result.statements:
+        src = theorem_ids.get(st.ordinal)
+        if src is None:
+            continue
+        for location, latex in (("statement", st.statement_latex_raw), ("proof", st.proof_latex or "")):
+            if not latex:
+                continue
+            counts: collections.Counter = collections.Counter()
+            for method, pattern in (("ref", _REF_RE), ("blueprint", _USES_RE)):
+                for m in pattern.finditer(latex):
+                    for label in split_top_level(m.group(1)):
+                        label = label.strip()
+                        if label and (method == "blueprint" or label in by_label):
+                            counts[(method, label)] += 1
+            if names_re is not None:
+                for m in names_re.finditer(_REF_RE.sub(" ", latex)):
+                    ordinal = by_name.get((m.group(1).lower(), m.group(2)))
+                    if ordinal is not None:
+                        counts[("name", f"{m.group(1)} {m.group(2)}", ordinal)] += 1
+            for (method, label, *ordinal), count in counts.items():
+                dst_ordinal = ordinal[0] if ordinal else by_label.get(label)
+                if dst_ordinal == st.ordinal:
+                    continue                      # a statement's own label (or proof naming it) is no edge
+                rows.append(_edge(src, "uses", method, location, count, dst=theorem_ids.get(dst_ordinal),
+                                  label=label))
+            cites: collections.Counter = collections.Counter(
+                key.strip() for m in _CITE_RE.finditer(latex) for key in split_top_level(m.group(1)) if key.strip())
+            for key, count in cites.items():
+                work = result.cited_works.get(key, {})
+                rows.append(_edge(src, "cites", "cite", location, count, key=key, doi=work.get("doi"),
+                                  paper=arxiv_paper_id(work["arxiv"]) if work.get("arxiv") else None))
+    return rows

@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO))
 from retrieval.catalog import open_catalog  # noqa: E402
 from retrieval.evaluate import Query, first_rank, metrics, parse_queries, resolve_gold  # noqa: E402
 from retrieval.filters import Filters  # noqa: E402
+from retrieval.rerank import rerank_by_agreement  # noqa: E402
 from retrieval.search import FUSION_DEPTH, Searcher, fuse  # noqa: E402
 from transforms.embed.config import default_prompts  # noqa: E402
 from transforms.embed.encoder import DEFAULT_MODEL, Encoder, EncoderConfig  # noqa: E402
@@ -35,6 +36,8 @@ from transforms.embed.representation import PLAIN, TEMPLATES, representation_tex
 
 EVALSETS = REPO / "retrieval" / "evalsets"
 WEIGHTS = (0.25, 0.5, 1.0)
+RERANK_WEIGHTS = (0.5, 1.0)   # agreement reranking of hybrid's top RERANK_DEPTH
+RERANK_DEPTH = 50
 K = 20
 
 
@@ -90,6 +93,11 @@ def encode(encoder: Encoder, texts: list[str], cache: pathlib.Path, key: str) ->
     return matrix
 
 
+def context_of(row: dict) -> str:
+    """What agreement reranking compares the query with: title, section path, paper title."""
+    return " ".join(p for p in [row["title"], *(row["section_path"] or []), row["paper_title"]] if p)
+
+
 def score(ranked_docs, gold_ids, gold_papers, rows) -> tuple:
     docs = ranked_docs[:K]
     return (first_rank([rows[d]["theorem_id"] for d in docs], gold_ids),
@@ -123,9 +131,14 @@ def main() -> None:
             searcher.con.execute("UPDATE search_corpus SET lexical_text = concat_ws(' ', ?, ?, ?) WHERE doc = ?",
                                  [row["title"], row["statement_text"], row["paper_title"], doc])
         gold[name] = [resolve_gold(searcher, q) for q in queries]
+        path = cache / f"lexical-{hashlib.sha1(json.dumps([records, len(rows)]).encode()).hexdigest()[:20]}.json"
+        if path.is_file():
+            lexical[name] = json.loads(path.read_text())
+            continue
         start = time.perf_counter()
         lexical[name] = [[d for d, _ in searcher.lexical_ranking(q.query, FUSION_DEPTH, Filters())] for q in queries]
         print(f"lexical {name}: {1000 * (time.perf_counter() - start) / len(queries):.1f} ms/query")
+        path.write_text(json.dumps(lexical[name]))
 
     out = open(args.json_out, "w", encoding="utf-8") if args.json_out else None
     for model in args.model:
@@ -155,6 +168,14 @@ def main() -> None:
                 for w in WEIGHTS:
                     rankings[f"hybrid w={w:g}"] = [[d for d, _ in fuse([v, lx], weights=(1.0, w))]
                                                    for v, lx in zip(vector, lexical[name])]
+                contexts = {d: context_of(changed.get(d, rows[d])) for ranked in rankings.values()
+                            for r in ranked for d in r[:RERANK_DEPTH]}
+                for w in RERANK_WEIGHTS:
+                    for fused in ("hybrid w=0.5", "vector"):
+                        rankings[f"{fused} +agree {w:g}"] = [
+                            [d for d, _ in rerank_by_agreement(q.query, r[:RERANK_DEPTH],
+                                                               [contexts[d] for d in r[:RERANK_DEPTH]], w)]
+                            for q, r in zip(queries, rankings[fused])]
                 for mode, ranked in rankings.items():
                     ranks = [score(r, *g, rows) for r, g in zip(ranked, gold[name])]
                     th, pa = metrics([t for t, _ in ranks]), metrics([p for _, p in ranks])

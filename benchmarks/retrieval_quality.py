@@ -104,6 +104,26 @@ def score(ranked_docs, gold_ids, gold_papers, rows) -> tuple:
             first_rank([rows[d]["paper_id"] for d in docs], gold_papers))
 
 
+def report_cost(args) -> None:
+    """Statements/s and ms/query per model and template, every model timed in this one process."""
+    rows = corpus_rows(Searcher(open_catalog(args.corpus)))
+    sample = rows[:: max(1, len(rows) // args.cost_only)][: args.cost_only]
+    queries = [q.query for q in load_sets(pathlib.Path(args.auto))["written"][0]]
+    for model in args.model:
+        query_prompt, document_prompt = default_prompts(model)
+        encoder = Encoder(EncoderConfig(model=model, query_prompt=query_prompt, document_prompt=document_prompt))
+        encoder.encode_queries(queries[:4])                       # warm-up
+        start = time.perf_counter()
+        encoder.encode_queries(queries)
+        per_query = 1000 * (time.perf_counter() - start) / len(queries)
+        for template in args.template:
+            start = time.perf_counter()
+            encoder.encode_documents([representation_text(r, template) for r in sample])
+            rate = len(sample) / (time.perf_counter() - start)
+            print(f"{model} {template}: {rate:.1f} statements/s, query embedding {per_query:.1f} ms "
+                  f"({len(sample)} statements, {len(queries)} queries)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(REPO / "out" / "evalset-corpus"))
@@ -112,7 +132,11 @@ def main() -> None:
     parser.add_argument("--template", nargs="+", default=list(TEMPLATES), choices=TEMPLATES)
     parser.add_argument("--cache", default=str(REPO / "out" / "quality-cache"), help="embedding cache folder")
     parser.add_argument("--json-out", help="write every cell here as JSON lines")
+    parser.add_argument("--cost-only", type=int, metavar="N",
+                        help="only time each model on N statements (statements/s) and the written queries (ms/query)")
     args = parser.parse_args()
+    if args.cost_only:
+        return report_cost(args)
     cache = pathlib.Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     sets = load_sets(pathlib.Path(args.auto))

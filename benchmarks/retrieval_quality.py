@@ -1,7 +1,10 @@
 """Search quality per evaluation set x mode x representation x model, with build and query cost.
 
   .venv/bin/python benchmarks/retrieval_quality.py --corpus out/evalset-corpus \
-      [--model sentence-transformers/all-MiniLM-L6-v2 ...] [--template plain context-v1] [--cache DIR]
+      [--model sentence-transformers/all-MiniLM-L6-v2 ...] [--template plain context-v1] [--cache DIR] \
+      [--max-queries 40 --max-statements 400] [--json-out cells.jsonl]
+  .venv/bin/python benchmarks/retrieval_quality.py --summarize cells.jsonl      # table + choice on tuning sets
+  .venv/bin/python benchmarks/retrieval_quality.py --cost-only 200 --model A B  # statements/s, ms/query
 
 The corpus may be built without embeddings (`--embed-model none`): every (model, representation)
 is embedded here from the stored rows, exactly as the embed stage would (`representation_text`),
@@ -124,6 +127,29 @@ def report_cost(args) -> None:
                   f"({len(sample)} statements, {len(queries)} queries)", flush=True)
 
 
+def summarize(path: str) -> None:
+    """Markdown table per set; the configuration with the best mean MRR@20 over the tuning sets, and
+    its margin over today's default (vector, plain, the default model) on every other set."""
+    cells = [json.loads(line) for line in open(path, encoding="utf-8")]
+    sets = list(dict.fromkeys(c["set"] for c in cells))
+    print("| set | model | template | mode | theorem H@1 / H@10 / H@20 / MRR@20 | paper H@1 / H@10 / H@20 / MRR@20 |")
+    print("|---|---|---|---|---|---|")
+    for c in cells:
+        role = "tuning" if "tuning" in c["set"] else "held-out"
+        print(f"| {c['set']} ({role}, n={c['n']}) | {c['model'].rsplit('/', 1)[-1]} | {c['template']} | {c['mode']} | "
+              + " | ".join(" / ".join(f"{v:.3f}" for v in c[level].values()) for level in ("theorem", "paper")) + " |")
+    config = lambda c: (c["model"], c["template"], c["mode"])  # noqa: E731
+    by = {(config(c), c["set"]): c["theorem"]["mrr@20"] for c in cells}
+    tuning = [s for s in sets if "tuning" in s]
+    best = max({config(c) for c in cells}, key=lambda k: sum(by[(k, s)] for s in tuning) / len(tuning))
+    default = (DEFAULT_MODEL, PLAIN, "vector")
+    print(f"\nchosen on {', '.join(tuning)} (mean theorem MRR@20): {best}")
+    for s in sets:
+        if (default, s) in by:
+            print(f"  {s}: {by[(best, s)]:.3f} against default {by[(default, s)]:.3f} "
+                  f"(margin {by[(best, s)] - by[(default, s)]:+.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", default=str(REPO / "out" / "evalset-corpus"))
@@ -132,30 +158,50 @@ def main() -> None:
     parser.add_argument("--template", nargs="+", default=list(TEMPLATES), choices=TEMPLATES)
     parser.add_argument("--cache", default=str(REPO / "out" / "quality-cache"), help="embedding cache folder")
     parser.add_argument("--json-out", help="write every cell here as JSON lines")
+    parser.add_argument("--max-queries", type=int, default=0, help="queries kept per automatic set, evenly spaced")
+    parser.add_argument("--max-statements", type=int, default=0,
+                        help="search over the gold statements plus evenly spaced others up to this many (0: all)")
+    parser.add_argument("--summarize", metavar="JSONL",
+                        help="print the markdown table of a --json-out file and the configuration chosen on tuning sets")
     parser.add_argument("--cost-only", type=int, metavar="N",
                         help="only time each model on N statements (statements/s) and the written queries (ms/query)")
     args = parser.parse_args()
     if args.cost_only:
         return report_cost(args)
+    if args.summarize:
+        return summarize(args.summarize)
     cache = pathlib.Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     sets = load_sets(pathlib.Path(args.auto))
     base = Searcher(open_catalog(args.corpus))
     rows = corpus_rows(base)
     docs_of = {r["theorem_id"]: r["doc"] for r in rows}
-    print(f"{len(rows)} statements; sets: " + ", ".join(f"{n} ({len(q)})" for n, (q, _) in sets.items()))
+    if args.max_queries:
+        for name, (queries, records) in sets.items():
+            if name != "written" and len(queries) > args.max_queries:
+                picks = [i * len(queries) // args.max_queries for i in range(args.max_queries)]
+                sets[name] = ([queries[i] for i in picks], [records[i] for i in picks])
+    gold = {name: [resolve_gold(base, q) for q in queries] for name, (queries, _) in sets.items()}
+    keep = sorted({docs_of[t] for golds in gold.values() for ids, _ in golds for t in ids})
+    if args.max_statements and args.max_statements > len(keep):
+        others = sorted(set(range(len(rows))) - set(keep))
+        extra = args.max_statements - len(keep)
+        keep = sorted(set(keep) | {others[i * len(others) // extra] for i in range(min(extra, len(others)))})
+    elif not args.max_statements:
+        keep = list(range(len(rows)))
+    print(f"{len(keep)} of {len(rows)} statements searched; sets: " + ", ".join(f"{n} ({len(q)})" for n, (q, _) in sets.items()))
 
     # Lexical rankings depend on the set (its hiding) but not on model or template: compute once.
-    lexical, gold, variants = {}, {}, {}
+    lexical, variants = {}, {}
     for name, (queries, records) in sets.items():
         searcher = Searcher(open_catalog(args.corpus))
-        changed = hidden(rows, records, docs_of)
+        searcher.con.execute("DELETE FROM search_corpus WHERE NOT list_contains(?, doc)", [keep])
+        changed = {d: r for d, r in hidden(rows, records, docs_of).items() if d in set(keep)}
         variants[name] = changed
         for doc, row in changed.items():
             searcher.con.execute("UPDATE search_corpus SET lexical_text = concat_ws(' ', ?, ?, ?) WHERE doc = ?",
                                  [row["title"], row["statement_text"], row["paper_title"], doc])
-        gold[name] = [resolve_gold(searcher, q) for q in queries]
-        path = cache / f"lexical-{hashlib.sha1(json.dumps([records, len(rows)]).encode()).hexdigest()[:20]}.json"
+        path = cache / f"lexical-{hashlib.sha1(json.dumps([records, keep]).encode()).hexdigest()[:20]}.json"
         if path.is_file():
             lexical[name] = json.loads(path.read_text())
             continue
@@ -169,24 +215,26 @@ def main() -> None:
         query_prompt, document_prompt = default_prompts(model)
         encoder = Encoder(EncoderConfig(model=model, query_prompt=query_prompt, document_prompt=document_prompt))
         for template in args.template:
-            texts = [representation_text(r, template) for r in rows]
+            texts = [representation_text(rows[d], template) for d in keep]
+            position = {d: i for i, d in enumerate(keep)}
             start = time.perf_counter()
             matrix = encode(encoder, texts, cache, f"{model}|{template}")
             built = time.perf_counter() - start
-            print(f"\n## {model}, {template}: embedded {len(rows)} statements in {built:.0f}s "
+            print(f"\n## {model}, {template}: embedded {len(keep)} statements in {built:.0f}s "
                   f"(cached when ~0s); example: {texts[min(5, len(texts) - 1)][:160]!r}")
             for name, (queries, _) in sets.items():
                 changed = variants[name]
                 m = matrix
-                if changed:
+                docs = [d for d in sorted(changed) if representation_text(changed[d], template) != texts[position[d]]]
+                if docs:
                     m = matrix.copy()
-                    docs = sorted(changed)
-                    m[docs] = encode(encoder, [representation_text(changed[d], template) for d in docs], cache,
-                                     f"{model}|{template}|{name}")
+                    m[[position[d] for d in docs]] = encode(
+                        encoder, [representation_text(changed[d], template) for d in docs], cache,
+                        f"{model}|{template}|{name}")
                 start = time.perf_counter()
                 qv = encoder.encode_queries([q.query for q in queries]).astype(np.float32)
                 qv /= np.maximum(np.linalg.norm(qv, axis=1, keepdims=True), 1e-12)
-                vector = [list(np.argsort(-(m @ v), kind="stable")[:FUSION_DEPTH]) for v in qv]
+                vector = [[keep[i] for i in np.argsort(-(m @ v), kind="stable")[:FUSION_DEPTH]] for v in qv]
                 per_query_ms = 1000 * (time.perf_counter() - start) / len(queries)
                 rankings = {"vector": vector, "lexical": lexical[name]}
                 for w in WEIGHTS:
@@ -205,7 +253,7 @@ def main() -> None:
                     th, pa = metrics([t for t, _ in ranks]), metrics([p for _, p in ranks])
                     cell = {"set": name, "model": model, "template": template, "mode": mode, "n": len(queries),
                             "theorem": th, "paper": pa, "vector_ms_per_query": round(per_query_ms, 1),
-                            "build_statements_per_s": round(len(rows) / built, 1) if built > 1 else None}
+                            "build_statements_per_s": round(len(keep) / built, 1) if built > 1 else None}
                     if out:
                         out.write(json.dumps(cell) + "\n")
                     print(f"{name:18s} {mode:14s} theorem " + " ".join(f"{k} {v:.3f}" for k, v in th.items())

@@ -88,7 +88,7 @@ def test_manifest_records_what_search_needs():
     manifest = config.manifest()
     assert manifest["model"] == "sentence-transformers/all-MiniLM-L6-v2" and manifest["dim"] == 384
     assert manifest["query_prompt"] == "" and manifest["normalize"] is True and manifest["batch_size"] == 16
-    assert manifest["template"] == "plain"
+    assert manifest["template"] == "context-v1"
     assert model_dimension("all-MiniLM-L6-v2") == 384 and model_dimension("/nonexistent") is None
 
 

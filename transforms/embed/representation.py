@@ -1,6 +1,6 @@
 """The text a statement's `embedding` encodes: its "representation", one of a few named templates.
 
-`plain` (the default) is the description, else the statement text. `context-v1` adds what a reader
+`plain` is the description, else the statement text. `context-v1` (the default) adds what a reader
 sees around the statement, so that queries naming the book, the chapter or the result match:
 
     {paper title} > {section path, outermost first, joined by " > "} | {display name} {number} ({title}): {body}

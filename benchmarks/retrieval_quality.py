@@ -174,6 +174,8 @@ def main() -> None:
     cache.mkdir(parents=True, exist_ok=True)
     sets = load_sets(pathlib.Path(args.auto))
     base = Searcher(open_catalog(args.corpus))
+    if base.indexed:
+        raise SystemExit(f"{args.corpus}: has a persistent index; build the corpus with --embed-model none")
     rows = corpus_rows(base)
     docs_of = {r["theorem_id"]: r["doc"] for r in rows}
     if args.max_queries:

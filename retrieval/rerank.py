@@ -32,3 +32,20 @@ class CrossEncoderReranker:
         scores = self.model.predict([(query, t or "") for t in texts], batch_size=self.batch_size,
                                     show_progress_bar=False)
         return [float(s) for s in scores]
+
+
+def agreement(query: str, context: str) -> float:
+    """How much of the query the statement's context (title, section path, paper title) shares, 0..1:
+    rapidfuzz's token-set ratio, so word order and extra words in either do not count against it."""
+    from rapidfuzz import fuzz, utils
+
+    return fuzz.token_set_ratio(query, context, processor=utils.default_process) / 100 if context else 0.0
+
+
+def rerank_by_agreement(query: str, ranked: Sequence[int], contexts: Sequence[str], weight: float,
+                        rrf_k: int = 60) -> list[tuple[int, float]]:
+    """A model-free second stage: each candidate's first-stage reciprocal rank plus `weight` times its
+    agreement with the query on the scale of a first place, best first (ties keep first-stage order)."""
+    scored = [(doc, 1 / (rrf_k + position) + weight * agreement(query, context) / (rrf_k + 1))
+              for position, (doc, context) in enumerate(zip(ranked, contexts), start=1)]
+    return sorted(scored, key=lambda item: -item[1])

@@ -26,6 +26,7 @@ MODES = ("vector", "lexical", "hybrid")
 REPRESENTATIONS = {"description": "embedding", "statement": "statement_embedding"}
 RRF_K = 60                 # reciprocal-rank fusion constant (Cormack et al.)
 FUSION_DEPTH = 100         # candidates taken from each ranking before fusing or reranking
+LEXICAL_WEIGHT = 0.25      # BM25's weight in hybrid fusion: best on the tuning sets (benchmarks/retrieval_quality.py)
 SNIPPET_CHARS = 240
 
 
@@ -129,7 +130,7 @@ class Searcher:
 
     def __init__(self, catalog: Catalog, *, query_model: Optional[str] = None,
                  representation: str = "description", reranker=None, rerank_depth: int = 50,
-                 exact: bool = False, lexical_weight: float = 1.0, lean_encoder: bool = False):
+                 exact: bool = False, lexical_weight: float = LEXICAL_WEIGHT, lean_encoder: bool = False):
         if representation not in REPRESENTATIONS:
             raise UsageError(f"representation: choose one of {', '.join(REPRESENTATIONS)}")
         self.catalog = catalog

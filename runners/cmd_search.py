@@ -17,7 +17,7 @@ import argparse
 from retrieval.catalog import open_catalog
 from retrieval.filters import make_filters, parse_year_range
 from retrieval.render import hits_json, hits_table
-from retrieval.search import MODES, REPRESENTATIONS, Searcher
+from retrieval.search import LEXICAL_WEIGHT, MODES, REPRESENTATIONS, Searcher
 from schemas.errors import UsageError
 
 MAX_K = 1000
@@ -51,8 +51,9 @@ def add_searcher_arguments(parser: argparse.ArgumentParser) -> None:
                         help="expected embedding model; an error unless it is the corpus's model")
     parser.add_argument("--rerank", metavar="MODEL", help="cross-encoder (local path or cached name) to rerank with")
     parser.add_argument("--rerank-depth", type=int, default=50, metavar="N", help="candidates to rerank (default 50)")
-    parser.add_argument("--lexical-weight", type=float, default=1.0, metavar="W",
-                        help="weight of the BM25 ranking against the vector ranking in hybrid mode (default 1)")
+    parser.add_argument("--lexical-weight", type=float, default=LEXICAL_WEIGHT, metavar="W",
+                        help="weight of the BM25 ranking against the vector ranking in hybrid mode "
+                             f"(default {LEXICAL_WEIGHT:g})")
     parser.add_argument("--exact", action="store_true",
                         help="scan every stored vector instead of the index (the reference for its recall)")
 

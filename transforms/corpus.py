@@ -316,7 +316,9 @@ class ExtractPapers(beam.DoFn):
         self.found += len(outcome.theorems)
         self.progress.advance(note=f"{self.found} statements found")
         yield outcome.paper
-        context = self._describe_context(outcome)
+        from transforms.describe.records import PAPER_TITLE_KEY
+
+        context = {**self._describe_context(outcome), PAPER_TITLE_KEY: outcome.paper.get("title")}
         for row in outcome.theorems:
             yield beam.pvalue.TaggedOutput(THEOREMS_TAG, {**row, **context})
         for row in outcome.failures:

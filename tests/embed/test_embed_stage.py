@@ -9,6 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from transforms.embed import EmbedConfig, EmbedStatements, Encoder, default_prompts, model_dimension
+from transforms.embed.representation import CONTEXT, representation_text
 from transforms.embed.transform import _FailedBatch
 
 ROWS = [
@@ -64,11 +65,30 @@ def test_statement_embedding_is_off_by_default_and_none_disables(tmp_path):
     assert len(rows) == 3 and all(r["embedding"] is None for r in rows.values()) and failures == []
 
 
+def test_context_template_embeds_paper_section_and_heading_before_the_body(tmp_path, encoder):
+    row = {"theorem_id": "t1", "paper_id": "p", "title": "Monotone convergence", "display_name": "Theorem",
+           "number": "2.3", "section_path": ["Analysis", " Sequences "], "_paper_title": "Real Analysis",
+           "statement_text": "Every bounded monotone sequence of reals converges.",
+           "description": "Monotone convergence: Every bounded monotone sequence of reals converges."}
+    expected = ("Real Analysis > Analysis > Sequences | Theorem 2.3 (Monotone convergence): "
+                "Every bounded monotone sequence of reals converges.")
+    assert representation_text(row, CONTEXT) == expected
+    assert representation_text({**row, "description": "An LLM's words."}, CONTEXT).endswith("(Monotone convergence): An LLM's words.")
+    assert representation_text({"statement_text": "x"}, CONTEXT) == "x" and representation_text({}, CONTEXT) == ""
+    config = EmbedConfig.from_options(PipelineOptions(["--embed-template", CONTEXT]))
+    assert config.manifest()["template"] == CONTEXT and "section path" in config.manifest()["embedded_text"]
+    rows, _ = run_embed([row], config, tmp_path)
+    assert np.allclose(rows["t1"]["embedding"], encoder.encode_documents([expected])[0], atol=1e-4)
+    with pytest.raises(ValueError, match="--embed-template"):
+        EmbedConfig(template="nope")
+
+
 def test_manifest_records_what_search_needs():
     config = EmbedConfig(batch_size=16)
     manifest = config.manifest()
     assert manifest["model"] == "sentence-transformers/all-MiniLM-L6-v2" and manifest["dim"] == 384
     assert manifest["query_prompt"] == "" and manifest["normalize"] is True and manifest["batch_size"] == 16
+    assert manifest["template"] == "context-v1"
     assert model_dimension("all-MiniLM-L6-v2") == 384 and model_dimension("/nonexistent") is None
 
 

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from runners.cli import main
+from transforms.embed.representation import CONTEXT, representation_text
 
 NOTES = r"""\documentclass{amsart}
 \newtheorem{theorem}{Theorem}[section]
@@ -47,12 +48,18 @@ def built(tmp_path_factory):
 @pytest.mark.slow
 def test_own_text_is_top1_on_pipeline_output(built, capfd):
     capfd.readouterr()
-    assert main(["sql", str(built), "-c", "SELECT statement_text, description FROM theorems ORDER BY ordinal",
-                 "--format", "json"]) == 0
+    assert main(["sql", str(built), "-c", "SELECT t.statement_text, t.description, t.title, t.display_name, t.number, "
+                 "t.section_path, p.title AS paper_title FROM theorems t JOIN papers p USING (paper_id) "
+                 "ORDER BY ordinal", "--format", "json"]) == 0
     rows = [json.loads(line) for line in capfd.readouterr().out.splitlines()]
     assert len(rows) == 4
     assert rows[1]["description"] == "Monotone convergence: " + rows[1]["statement_text"]   # the text describer
-    for representation, column in (("description", "description"), ("statement", "statement_text")):
+    embedded = representation_text(rows[1], CONTEXT, rows[1]["paper_title"])   # the default template
+    assert embedded.startswith("Short notes on sequences and groups > Sequences | Theorem")
+    assert "(Monotone convergence): Every bounded" in embedded
+    for row in rows:
+        row["embedded"] = representation_text(row, CONTEXT, row["paper_title"])
+    for representation, column in (("description", "embedded"), ("statement", "statement_text")):
         for row in rows:
             assert main(["search", str(built), row[column], "-k", "1", "--format", "json",
                          "--representation", representation]) == 0

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Optional
 ABSTRACT_KEY = "_abstract"           # transient row keys the corpus pipeline may set; dropped on output
 INTRODUCTION_KEY = "_introduction"
 TRANSIENT_KEYS = (ABSTRACT_KEY, INTRODUCTION_KEY)
+PAPER_TITLE_KEY = "_paper_title"     # read by the embed stage's context template; not a theorems column
 STAGE = "describe"
 
 

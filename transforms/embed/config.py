@@ -9,6 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from transforms.embed.encoder import DEFAULT_MODEL, Encoder, EncoderConfig, model_dimension
 from transforms.embed.options import add_embed_arguments
+from transforms.embed.representation import CONTEXT, TEMPLATE_TEXT, TEMPLATES
 
 RETRIEVAL_INSTRUCTION = ("Given an informal description of a mathematical result, "
                          "retrieve the theorem statement that matches it")
@@ -51,12 +52,15 @@ class EmbedConfig:
     share_across_processes: bool = False
     batches_per_call: int = 16                    # model batches per RunInference call (sorted by length together)
     progress: bool = False                        # progress of the embedding on stderr
+    template: str = CONTEXT                       # the representation embedded (transforms/embed/representation.py)
 
     def __post_init__(self):
         if self.batch_size < 1:
             raise ValueError("--embed-batch-size must be at least 1")
         if self.batches_per_call < 1:
             raise ValueError("batches_per_call must be at least 1")
+        if self.template not in TEMPLATES:
+            raise ValueError(f"--embed-template: choose one of {', '.join(TEMPLATES)}")
 
     @property
     def rows_per_call(self) -> int:
@@ -72,7 +76,7 @@ class EmbedConfig:
             batch_size=opts.embed_batch_size, device=opts.embed_device, fp16=opts.embed_fp16,
             embed_statements=opts.embed_statements, query_prompt=opts.embed_query_prompt,
             document_prompt=opts.embed_document_prompt, normalize=not opts.embed_no_normalize,
-            share_across_processes=opts.embed_share_across_processes,
+            share_across_processes=opts.embed_share_across_processes, template=opts.embed_template,
         )
         values.update(overrides)
         return cls(**values)
@@ -103,5 +107,5 @@ class EmbedConfig:
         section = self.encoder_config().manifest(self.dim)
         section.update(batch_size=self.batch_size, device=self.device, fp16=self.fp16,
                        columns=["embedding"] + (["statement_embedding"] if self.embed_statements else []),
-                       embedded_text="description, else statement_text")
+                       template=self.template, embedded_text=TEMPLATE_TEXT[self.template])
         return section

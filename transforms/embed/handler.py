@@ -12,11 +12,7 @@ from typing import Any, Iterable, Optional, Sequence
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
 from transforms.embed.encoder import Encoder
-
-
-def document_text(row: dict) -> str:
-    """What `embedding` encodes: the description, else the statement text."""
-    return (row.get("description") or row.get("statement_text") or "").strip()
+from transforms.embed.representation import representation_text
 
 
 def statement_text(row: dict) -> str:
@@ -35,7 +31,7 @@ class SentenceTransformerRowHandler(ModelHandler[dict, PredictionResult, Encoder
 
     def run_inference(self, batch: Sequence[dict], model: Encoder,
                       inference_args: Optional[dict[str, Any]] = None) -> Iterable[PredictionResult]:
-        texts = [document_text(row) for row in batch]
+        texts = [representation_text(row, self.config.template) for row in batch]
         if self.config.embed_statements:
             texts += [statement_text(row) for row in batch]
         vectors = model.encode_documents(texts)
@@ -51,4 +47,4 @@ class SentenceTransformerRowHandler(ModelHandler[dict, PredictionResult, Encoder
         return self.config.share_across_processes
 
     def get_num_bytes(self, batch: Sequence[dict]) -> int:
-        return sum(len(document_text(row)) for row in batch)
+        return sum(len(representation_text(row, self.config.template)) for row in batch)

@@ -13,7 +13,8 @@ from apache_beam.ml.inference.base import RunInference
 
 from transforms.describe.records import failure_record
 from transforms.embed.config import EmbedConfig
-from transforms.embed.handler import SentenceTransformerRowHandler, document_text
+from transforms.embed.handler import SentenceTransformerRowHandler
+from transforms.embed.representation import representation_text
 from transforms.progress import Progress
 
 NAMESPACE = "thmforge.embed"
@@ -26,11 +27,12 @@ def _without_vectors(row: dict) -> dict:
 
 
 class _SplitEmpty(beam.DoFn):
-    def __init__(self):
+    def __init__(self, template: str):
+        self.template = template
         self.empty = Metrics.counter(NAMESPACE, "empty_text")
 
     def process(self, row: dict):
-        if document_text(row):
+        if representation_text(row, self.template):
             yield row
         else:
             self.empty.inc()
@@ -83,7 +85,7 @@ class EmbedStatements(beam.PTransform):
         if not self.config.enabled:
             passed = rows | "NoEmbedding" >> beam.Map(_without_vectors)
             return passed, rows.pipeline | "NoEmbedFailures" >> beam.Create([])
-        split = rows | "SplitEmpty" >> beam.ParDo(_SplitEmpty()).with_outputs(EMPTY, main="texts")
+        split = rows | "SplitEmpty" >> beam.ParDo(_SplitEmpty(self.config.template)).with_outputs(EMPTY, main="texts")
         embedded, dead = (split.texts
                           | "Embed" >> RunInference(SentenceTransformerRowHandler(self.config)).with_exception_handling())
         attached = embedded | "AttachVectors" >> beam.ParDo(_AttachVectors(self.config))

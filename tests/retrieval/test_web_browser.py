@@ -20,29 +20,22 @@ ARTIFACTS = pathlib.Path(__file__).resolve().parents[2] / "out" / "test-artifact
 TIMEOUT_MS = 120_000     # a loaded 2-core CI machine embeds queries slowly; a wait ends as soon as the page is ready
 
 
-def _edges_schema():
-    """The edges table's schema when the theorem graph (issue 15) has landed, else None."""
-    import schemas
-
-    return getattr(schemas, "EDGES", None)
-
-
 @pytest.fixture(scope="module")
 def graph_corpus(tmp_path_factory, encoder):
-    """The query corpus plus, where the schema exists, a `uses` edge: Corollary 1.5 (ratio test) uses
-    Lemma 1.4 (geometric series), as its proof would by `\\ref{lem:geometric}`."""
-    root = write_corpus(tmp_path_factory.mktemp("graph-corpus"), encoder)
-    edges = _edges_schema()
-    if edges is not None:
-        import pyarrow.parquet as pq
+    """The query corpus plus a `uses` edge: Corollary 1.5 (ratio test) uses Lemma 1.4 (geometric
+    series), as its proof would by `\\ref{lem:geometric}`."""
+    import pyarrow.parquet as pq
 
-        ids = {label: f"{PAPERS_ROWS[paper]['paper_id']}#{i}" for i, (paper, _, _, label, _) in enumerate(STATEMENTS)}
-        row = dict(paper_id=PAPERS_ROWS[0]["paper_id"], src_theorem_id=ids["cor:ratio"],
-                   dst_theorem_id=ids["lem:geometric"], dst_label="lem:geometric",
-                   dst_paper_id=PAPERS_ROWS[0]["paper_id"], relation="uses", method="ref", location="proof", count=1)
-        folder = root / edges.name / "source=arxiv" / "year=2021"
-        folder.mkdir(parents=True)
-        pq.write_table(edges.to_arrow([{k: row.get(k) for k in edges.schema.names}]), folder / "part-00000.parquet")
+    from schemas import EDGES as edges
+
+    root = write_corpus(tmp_path_factory.mktemp("graph-corpus"), encoder)
+    ids = {label: f"{PAPERS_ROWS[paper]['paper_id']}#{i}" for i, (paper, _, _, label, _) in enumerate(STATEMENTS)}
+    row = dict(paper_id=PAPERS_ROWS[0]["paper_id"], src_theorem_id=ids["cor:ratio"],
+               dst_theorem_id=ids["lem:geometric"], dst_label="lem:geometric",
+               dst_paper_id=PAPERS_ROWS[0]["paper_id"], relation="uses", method="ref", location="proof", count=1)
+    folder = root / edges.name / "source=arxiv" / "year=2021"
+    folder.mkdir(parents=True)
+    pq.write_table(edges.to_arrow([{k: row.get(k) for k in edges.schema.names}]), folder / "part-00000.parquet")
     return root
 
 
@@ -111,8 +104,6 @@ def test_search_statement_page_and_dependency_link(page):
     assert "Ada Lovelace" in citation and "Corollary 1.5" in citation
     page.screenshot(path=str(ARTIFACTS / "statement-page.png"), full_page=True)
 
-    if _edges_schema() is None:
-        pytest.xfail("edges table lands with issue 15")
     dependency = page.locator(".neighbours a.neighbour").first      # "Uses: Lemma 1.4"
     expect(dependency).to_have_text("Lemma 1.4")
     dependency.click()

@@ -1,7 +1,6 @@
 """The storage protocol end to end: outputs checked before work, a commit killed at every step is
 never seen half-done, a killed build-corpus resumes with only its unfinished inputs, and a corpus
 written to a non-local Beam filesystem equals the local one byte for byte."""
-import json
 import os
 import shutil
 import signal

@@ -27,6 +27,7 @@ COMMANDS = {
     "serve": ("runners.cmd_serve", "search page, JSON API and MCP endpoint over HTTP", False),
     "mcp": ("runners.cmd_mcp", "MCP server over stdio: theorem search and graph tools for agents", False),
     "graph": ("runners.cmd_graph", "what a statement uses and what uses it (the edges table)", False),
+    "link": ("runners.cmd_link", "restatements: the same result in other papers (restates edges)", True),
     "eval-retrieval": ("runners.cmd_eval_retrieval", "Hit@k and MRR of search modes on a query set", False),
     "build-bench": ("runners.cmd_build_bench", "generate a data-structure reasoning benchmark release", True),
     "bench-answer": ("runners.cmd_bench_answer", "reference answer of a task for a spec you write", False),

@@ -99,6 +99,7 @@ def build_manifest(*, plan: dict, locate: Callable[[str], str], inputs: list[str
         "embedding": embedding,
         "commit": plan["stats"],
         "resume": resume,
+        "link": (previous or {}).get("link"),   # `thmforge link`'s record outlives corpus runs
     }
 
 

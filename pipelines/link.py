@@ -1,0 +1,246 @@
+"""The link job: a corpus directory's statements -> `restates` edges (see `transforms.link`).
+
+Incremental: the statements already linked are listed in `_link/` (one file per run); only pairs
+with a statement not yet listed are compared. A run stages its edge files and its list like the
+corpus job does, then commits them at once and records the thresholds in `manifest.json`.
+"""
+from __future__ import annotations
+
+import time
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from schemas import EDGES, THEOREMS
+from transforms import link
+from transforms.write import commit as staging
+from transforms.write import files
+from transforms.write import manifest as manifests
+from transforms.write.parquet import WriteTable, shard_of
+
+LINKED_DIR = "_link"
+METRICS_NAMESPACE = "thmforge.link"
+_COLUMNS = ["theorem_id", "paper_id", "source", "year", "statement_text", "embedding", "statement_embedding"]
+
+
+def read_statements(path: str) -> list[dict]:
+    """The columns linking needs from one theorems file (a missing vector column reads as None)."""
+    with FileSystems.open(path) as handle:
+        table = pq.read_table(handle)
+    present = [c for c in _COLUMNS if c in table.column_names]
+    rows = table.select(present).to_pylist()
+    partition = partition_values(path)
+    for row in rows:
+        row.update(partition)
+        row["vector"] = row.pop("statement_embedding", None) or row.pop("embedding", None)
+        row.pop("embedding", None)
+    return rows
+
+
+def partition_values(path: str) -> dict:
+    """`.../source=arxiv/year=2021/part-...` -> {"source": "arxiv", "year": 2021} (Hive partition columns)."""
+    values = files.hive_values(path, ("source", "year"))
+    year = values.get("year")
+    return {"source": values.get("source"), "year": int(year) if year and year.lstrip("-").isdigit() else None}
+
+
+def read_linked(path: str) -> list[str]:
+    with FileSystems.open(path) as handle:
+        return pq.read_table(handle, columns=["theorem_id"]).column("theorem_id").to_pylist()
+
+
+def _mark_new(joined):
+    theorem_id, groups = joined
+    rows, linked = list(groups["rows"]), list(groups["linked"])
+    for row in rows:
+        yield {**row, "new": not linked}
+
+
+class _TextKeys(beam.DoFn):
+    def __init__(self):
+        self.short = beam.metrics.Metrics.counter(METRICS_NAMESPACE, "statements_too_short_for_text")
+
+    def process(self, row):
+        signature = link.text_signature(row["statement_text"])
+        if signature is None:
+            self.short.inc()
+            return
+        member = {k: row[k] for k in ("theorem_id", "paper_id", "new")}
+        for key in link.band_keys(signature):
+            yield key, member
+        yield "signature", (row["theorem_id"], signature)
+
+
+class TextRestatements(beam.PTransform):
+    """Statements -> (id, id) pairs whose normalized texts nearly coincide (MinHash LSH bands)."""
+
+    def __init__(self, threshold: float):
+        super().__init__()
+        self.threshold = threshold
+
+    def expand(self, statements):
+        keyed = statements | "BandKeys" >> beam.ParDo(_TextKeys())
+        signatures = (keyed | "Signatures" >> beam.Filter(lambda kv: kv[0] == "signature")
+                      | "BySignatureId" >> beam.Map(lambda kv: kv[1]))
+        pairs = (keyed
+                 | "Bands" >> beam.Filter(lambda kv: kv[0] != "signature")
+                 | "ByBand" >> beam.GroupByKey()
+                 | "Candidates" >> beam.FlatMap(lambda kv: link.candidate_pairs(list(kv[1])))
+                 | "Distinct" >> beam.Distinct())
+        return (_join_pair_values(pairs, signatures, "Signature")
+                | "Similar" >> beam.Filter(lambda p: link.estimated_jaccard(p[2], p[3]) >= self.threshold)
+                | "Ids" >> beam.Map(lambda p: (p[0], p[1])))
+
+
+def _join_pair_values(pairs, values, name: str):
+    """(a, b) pairs and (id, value) -> (a, b, value of a, value of b), by two keyed joins."""
+    with_a = ({"pair": pairs | f"{name}KeyA" >> beam.Map(lambda p: (p[0], p)), "value": values}
+              | f"{name}JoinA" >> beam.CoGroupByKey()
+              | f"{name}AttachA" >> beam.FlatMap(_attach_value))
+    return ({"pair": with_a | f"{name}KeyB" >> beam.Map(lambda p: (p[1], p)), "value": values}
+            | f"{name}JoinB" >> beam.CoGroupByKey()
+            | f"{name}AttachB" >> beam.FlatMap(_attach_value))
+
+
+def _attach_value(joined):
+    _, groups = joined
+    found = list(groups["value"])
+    for item in groups["pair"] if found else ():
+        yield item + (found[0],)
+
+
+class EmbeddingRestatements(beam.PTransform):
+    """Statements -> (new id, id) pairs whose vectors' cosine reaches the threshold (exact, by shard).
+
+    The corpus is cut into shards of `shard_size` statements; every block of new statements is sent
+    to every shard, so each comparison happens on one worker and no worker holds the whole corpus.
+    """
+
+    def __init__(self, threshold: float, shard_size: int, n_statements: int):
+        super().__init__()
+        self.threshold = threshold
+        self.shard_size = shard_size
+        self.shards = max(1, -(-n_statements // shard_size))
+
+    def expand(self, statements):
+        shards, threshold = self.shards, self.threshold
+        with_vectors = statements | "WithVectors" >> beam.Filter(lambda r: r["vector"] is not None)
+        members = with_vectors | "Slim" >> beam.Map(
+            lambda r: {k: r[k] for k in ("theorem_id", "paper_id", "new", "vector")})
+        corpus = members | "ByShard" >> beam.Map(lambda r: (shard_of(r["theorem_id"], shards), r))
+        queries = (members
+                   | "New" >> beam.Filter(lambda r: r["new"])
+                   | "ToEveryShard" >> beam.FlatMap(lambda r: ((shard, r) for shard in range(shards))))
+        return ({"corpus": corpus, "queries": queries}
+                | "MeetByShard" >> beam.CoGroupByKey()
+                | "Search" >> beam.FlatMap(lambda kv: link.embedding_pairs(
+                    list(kv[1]["corpus"]), list(kv[1]["queries"]), threshold))
+                | "Ids" >> beam.Map(lambda p: (p[0], p[1])))
+
+
+class LinkStatements(beam.PTransform):
+    """Theorem and linked-list files -> staged `restates` edges and the list of statements now linked."""
+
+    def __init__(self, config: link.LinkConfig, theorem_files: list[str], linked_files: list[str],
+                 n_statements: int):
+        super().__init__()
+        self.config = config
+        self.theorem_files = theorem_files
+        self.linked_files = linked_files
+        self.n_statements = n_statements
+
+    def expand(self, pbegin):
+        cfg = self.config
+        rows = (pbegin | "TheoremFiles" >> beam.Create(self.theorem_files)
+                | "SpreadFiles" >> beam.Reshuffle()
+                | "ReadStatements" >> beam.FlatMap(read_statements))
+        linked = (pbegin | "LinkedFiles" >> beam.Create(self.linked_files)
+                  | "ReadLinked" >> beam.FlatMap(read_linked)
+                  | "LinkedById" >> beam.Map(lambda theorem_id: (theorem_id, True)))
+        statements = ({"rows": rows | "RowsById" >> beam.Map(lambda r: (r["theorem_id"], r)), "linked": linked}
+                      | "JoinLinked" >> beam.CoGroupByKey()
+                      | "MarkNew" >> beam.FlatMap(_mark_new))
+        text = statements | "Text" >> TextRestatements(cfg.text_threshold)
+        embedding = statements | "Embedding" >> EmbeddingRestatements(
+            cfg.embedding_threshold, cfg.shard_size, self.n_statements)
+        by_id = statements | "StatementsById" >> beam.Map(
+            lambda r: (r["theorem_id"], {k: r[k] for k in ("theorem_id", "paper_id", "source", "year")}))
+        edges = [_edges(pairs, by_id, method, cfg.group)
+                 for method, pairs in (("text", text), ("embedding", embedding))]
+        staged = staging.staging_dir(cfg.output)
+        newly_linked = (statements | "NewOnes" >> beam.Filter(lambda r: r["new"])
+                        | "NewIds" >> beam.Map(lambda r: r["theorem_id"]))
+        return {
+            "edges": (edges | "AllEdges" >> beam.Flatten() | "WriteEdges" >> WriteTable(EDGES, staged)),
+            "linked": (newly_linked | "AllNew" >> beam.combiners.ToList()
+                       | "WriteLinked" >> beam.Map(_write_linked, files.join(staged, LINKED_DIR, cfg.group))),
+        }
+
+
+def _edges(pairs, by_id, method: str, group: str):
+    return (_join_pair_values(pairs, by_id, f"{method.capitalize()}Rows")
+            | f"{method.capitalize()}Edges" >> beam.FlatMap(lambda p: link.edge_rows(p[2], p[3], method, group)))
+
+
+def _linked_table(theorem_ids: list[str]) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"theorem_id": pa.array(sorted(theorem_ids), pa.string())}), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def _write_linked(theorem_ids: list[str], path: str) -> int:
+    files.write_bytes(path + ".parquet", _linked_table(theorem_ids))
+    return len(theorem_ids)
+
+
+def next_group(output: str) -> str:
+    """`link_00001`, `link_00002`, ...: one group per run, so a run never overwrites another's edges."""
+    runs = files.list_files(files.join(output, LINKED_DIR), ".parquet")
+    return f"{link.LINK_GROUP_PREFIX}{len(runs) + 1:05d}"
+
+
+def _count_rows(paths: list[str]) -> int:
+    total = 0
+    for path in paths:
+        with FileSystems.open(path) as handle:
+            total += pq.ParquetFile(handle).metadata.num_rows
+    return total
+
+
+def run_link(config: link.LinkConfig, options: PipelineOptions) -> dict:
+    """Run the job, commit its edges as a new generation, list what it linked; returns the manifest's record."""
+    import dataclasses
+
+    started = time.monotonic()
+    files.check_writable(config.output)
+    manifests.finish_interrupted_commit(config.output)
+    previous = manifests.read_manifest(config.output)
+    if previous is None:
+        raise FileNotFoundError(f"{config.output}: no manifest.json (not a build-corpus output)")
+    config = dataclasses.replace(config, group=next_group(config.output))
+    theorem_files = manifests.committed_files(config.output, THEOREMS.name, previous)
+    linked_files = files.list_files(files.join(config.output, LINKED_DIR), ".parquet")
+    n_statements = _count_rows(theorem_files)
+    staging.open_staging(config.output, {"job": "link", "group": config.group, **config.manifest()})
+    pipeline = beam.Pipeline(options=options)
+    _ = pipeline | "Link" >> LinkStatements(config, theorem_files, linked_files, n_statements)
+    pipeline.run().wait_until_finish()
+    staged = staging.staging_dir(config.output)
+    newly_linked = staging.read_columns(files.list_files(files.join(staged, LINKED_DIR), ".parquet"), ["theorem_id"])
+    plan = staging.plan_commit(config.output, [config.group], manifests.committed_relative(config.output, previous))
+    locate = staging.plan_locator(config.output, plan)
+    restates = [r for r in staging.read_columns([locate(f) for f in plan["files"][EDGES.name]], ["relation", "bundle"])
+                if r["relation"] == "restates"]
+    record = {**config.manifest(), "runs": len(linked_files) + 1, "statements": n_statements,
+              "statements_compared": len(newly_linked),
+              "edges_written": sum(1 for r in restates if r["bundle"] == config.group),
+              "edges_total": len(restates), "vector_column": "statement_embedding, else embedding",
+              "duration_s": round(time.monotonic() - started, 3)}
+    manifest = {**previous, "files": plan["files"], "commit": plan["stats"], "link": record}
+    manifests.commit_generation(config.output, plan, manifest)
+    files.write_bytes(files.join(config.output, LINKED_DIR, f"linked-{config.group}.parquet"),
+                      _linked_table([r["theorem_id"] for r in newly_linked]))
+    return record

@@ -1,0 +1,52 @@
+"""Find restatements: statements of other papers or sources that state the same result.
+
+  thmforge link out/demo
+  thmforge link out/demo --embedding-threshold 0.85
+
+Adds `restates` edges (method `text`: the same normalized text, notation renamed, by MinHash LSH;
+method `embedding`: cosine of the statement vectors at or above the threshold) to OUTPUT/edges/
+and records the thresholds in manifest.json. Incremental: only statements not linked by an earlier
+run are compared (against the whole corpus). Any other --option is a Beam pipeline option.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from runners.presets import add_preset_argument, apply_preset, check_services
+from schemas.errors import UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dir", help="output directory of build-corpus")
+    parser.add_argument("--embedding-threshold", type=float, default=0.8,
+                        help="cosine at or above which two statements restate each other (default 0.8)")
+    parser.add_argument("--text-threshold", type=float, default=0.8,
+                        help="estimated Jaccard similarity of normalized-text shingles (default 0.8)")
+    parser.add_argument("--shard-size", type=int, default=20000,
+                        help="corpus statements per embedding-search shard (default 20000)")
+    add_preset_argument(parser)
+
+
+def run(args: argparse.Namespace, beam_args: list[str]) -> int:
+    for flag in ("embedding_threshold", "text_threshold"):
+        if not 0 < getattr(args, flag) <= 1:
+            raise UsageError(f"--{flag.replace('_', '-')}: between 0 (excluded) and 1")
+    if args.shard_size < 1:
+        raise UsageError("--shard-size must be at least 1")
+    if "://" not in args.dir and not os.path.isfile(os.path.join(args.dir, "manifest.json")):
+        raise UsageError(f"{args.dir}: not a build-corpus output (no manifest.json)")
+    flags = check_services(apply_preset(args.preset, beam_args))
+
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.link import run_link
+    from transforms.link import LinkConfig
+
+    config = LinkConfig(output=args.dir, embedding_threshold=args.embedding_threshold,
+                        text_threshold=args.text_threshold, shard_size=args.shard_size)
+    record = run_link(config, PipelineOptions(flags))
+    print(f"thmforge link: {record['statements_compared']} new of {record['statements']} statements compared, "
+          f"{record['edges_written']} restates edges written ({record['edges_total']} in all)", file=sys.stderr)
+    return 0

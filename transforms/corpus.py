@@ -193,7 +193,7 @@ class ReadConfig:
     staging: str = ""               # where the per-input accounting files go
     total_papers: Optional[int] = None   # for progress lines; None when unknown
     progress: bool = False
-    describe_context: str = "body"  # body+abstract / body+intro: theorem rows carry that context
+    describe_context: str = "body"  # body+abstract / body+intro / body+deps: theorem rows carry that context
     source_options: tuple[tuple[str, object], ...] = ()   # keyword options of the source
     launcher_pid: int = 0           # progress lines from other processes say which worker they count
 
@@ -271,6 +271,25 @@ def refs_with_metadata(joined):
         yield ref, records[0] if records else None
 
 
+DEPENDENCY_METHODS = ("ref", "name", "blueprint")
+
+
+def dependency_texts(theorems: list[dict], edges: list[dict]) -> dict[str, str]:
+    """theorem_id -> the statements of the same document it uses, one "Lemma 2.3: text" line each."""
+    by_id = {row["theorem_id"]: row for row in theorems}
+    lines: dict[str, list[str]] = {}
+    for edge in edges:
+        target = by_id.get(edge.get("dst_theorem_id"))
+        if edge["relation"] != "uses" or edge["method"] not in DEPENDENCY_METHODS or target is None:
+            continue
+        heading = " ".join(part for part in (target.get("display_name"), target.get("number")) if part)
+        line = f"{heading or target.get('kind')}: {target.get('statement_text') or ''}".strip()
+        found = lines.setdefault(edge["src_theorem_id"], [])
+        if line not in found:
+            found.append(line)
+    return {theorem_id: "\n".join(found) for theorem_id, found in lines.items()}
+
+
 class ExtractPapers(beam.DoFn):
     """(ref, metadata record or None) -> paper row (main), theorem rows, failure rows.
 
@@ -319,8 +338,9 @@ class ExtractPapers(beam.DoFn):
         from transforms.describe.records import PAPER_TITLE_KEY
 
         context = {**self._describe_context(outcome), PAPER_TITLE_KEY: outcome.paper.get("title")}
+        dependencies = self._dependency_context(outcome)
         for row in outcome.theorems:
-            yield beam.pvalue.TaggedOutput(THEOREMS_TAG, {**row, **context})
+            yield beam.pvalue.TaggedOutput(THEOREMS_TAG, {**row, **context, **dependencies.get(row["theorem_id"], {})})
         for row in outcome.failures:
             yield beam.pvalue.TaggedOutput(FAILURES_TAG, row)
         for row in outcome.edges:
@@ -336,3 +356,11 @@ class ExtractPapers(beam.DoFn):
             return {INTRODUCTION_KEY: outcome.introduction}
         return {}
 
+    def _dependency_context(self, outcome: PaperOutcome) -> dict[str, dict]:
+        """body+deps: per statement, the transient key holding the text of the statements it uses."""
+        from transforms.describe.records import DEPENDENCIES_KEY
+
+        if self.config.describe_context != "body+deps":
+            return {}
+        return {theorem_id: {DEPENDENCIES_KEY: text}
+                for theorem_id, text in dependency_texts(outcome.theorems, outcome.edges).items()}

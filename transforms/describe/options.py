@@ -30,7 +30,7 @@ def add_describe_arguments(parser: argparse.ArgumentParser) -> None:
                        help="extra argument of the vLLM server, e.g. max-model-len=8192 (repeatable)")
     group.add_argument("--describe-context", choices=CONTEXTS, default="body",
                        help="what the LLM sees besides the statement: nothing, the abstract, or the "
-                            "paper's introduction (falls back to body when missing)")
+                            "paper's introduction, or the statements it uses (body+deps; falls back to body when missing)")
     group.add_argument("--describe-context-chars", type=int, default=4000,
                        help="context text is cut to this many characters")
     group.add_argument("--describe-template", default=DEFAULT_TEMPLATE,

@@ -13,10 +13,11 @@ from typing import Optional
 
 TEMPLATE_DIR = pathlib.Path(__file__).with_name("templates")
 DEFAULT_TEMPLATE = "slogan-v1"
-CONTEXTS = ("body", "body+abstract", "body+intro")
+CONTEXTS = ("body", "body+abstract", "body+intro", "body+deps")
 _CONTEXT_HEADERS = {
     "body+abstract": "For context, the abstract of the paper it comes from:",
     "body+intro": "For context, the introduction of the paper it comes from:",
+    "body+deps": "For context, the statements of the same paper it uses:",
 }
 
 

@@ -12,7 +12,8 @@ from typing import Any, Mapping, Optional
 
 ABSTRACT_KEY = "_abstract"           # transient row keys the corpus pipeline may set; dropped on output
 INTRODUCTION_KEY = "_introduction"
-TRANSIENT_KEYS = (ABSTRACT_KEY, INTRODUCTION_KEY)
+DEPENDENCIES_KEY = "_dependencies"   # the text of the statements of the same document a statement uses
+TRANSIENT_KEYS = (ABSTRACT_KEY, INTRODUCTION_KEY, DEPENDENCIES_KEY)
 PAPER_TITLE_KEY = "_paper_title"     # read by the embed stage's context template; not a theorems column
 STAGE = "describe"
 
@@ -50,7 +51,8 @@ def description_key(statement_digest: str, context: str, template: str, model: s
 
 def effective_context(requested: str, row: Mapping[str, Any], max_chars: int) -> tuple[str, Optional[str]]:
     """The context variant actually available for a row, and its text (falls back to `body`)."""
-    source = {"body+abstract": ABSTRACT_KEY, "body+intro": INTRODUCTION_KEY}.get(requested)
+    source = {"body+abstract": ABSTRACT_KEY, "body+intro": INTRODUCTION_KEY,
+              "body+deps": DEPENDENCIES_KEY}.get(requested)
     text = normalize_space(row.get(source)) if source else ""
     if not text:
         return "body", None

@@ -7,6 +7,10 @@
 (ordered by a hash of the two ids), spread over the methods, and prints one JSON line per pair with
 both statements' text and `"same": null`. A person then sets `same` to true (the two state the same
 result) or false, by reading them. `score` prints the precision per method and overall.
+
+`restates_sample.jsonl` beside this script: drawn from build-corpus (--embed-statements) + link
+over the shared HoTT book, Rijke's HoTT introduction, CRing, SymmetryBook and Shulman's catlog
+(1,556 statements; every pair found, 15, all by `embedding`), labelled by hand: 11/15 = 0.73.
 """
 from __future__ import annotations
 

@@ -150,9 +150,10 @@ def _recorded_options(args: argparse.Namespace, beam_args: list[str], inputs: li
     return json.loads(json.dumps({**values, "beam_args": beam_args}, default=str))
 
 
-def _index_stage(output: str, options: PipelineOptions) -> None:
-    """After a run that embedded: build or extend the search index (only new files are encoded).
-    A remote output is indexed where it is mounted, with `thmforge index DIR`."""
+def _index_stage(output: str, options: PipelineOptions, representations: list[str]) -> None:
+    """After a run that embedded: build or extend the search index of every representation it
+    embedded (only new files are encoded). A remote output is indexed where it is mounted, with
+    `thmforge index DIR`."""
     import pathlib
 
     if "://" in output:
@@ -161,9 +162,10 @@ def _index_stage(output: str, options: PipelineOptions) -> None:
         return
     from retrieval.index_job import build_index
 
-    summary = build_index(pathlib.Path(output).resolve(), "description", options)
-    print(f"thmforge build-corpus: index: {summary['shards_encoded']} of {summary['shards']} files encoded",
-          file=sys.stderr)
+    for representation in representations:
+        summary = build_index(pathlib.Path(output).resolve(), representation, options)
+        print(f"thmforge build-corpus: {representation} index: {summary['shards_encoded']} of {summary['shards']} "
+              "files encoded", file=sys.stderr)
 
 
 def run(args: argparse.Namespace, beam_args: list[str]) -> int:
@@ -215,7 +217,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     except IncompatibleOutputError as exc:
         raise UsageError(str(exc)) from None
     if embed is not None:
-        _index_stage(args.output, options)
+        _index_stage(args.output, options, ["description"] + (["statement"] if embed.embed_statements else []))
     print(outcome.summary(manifest, args.output), file=sys.stderr)
     resume = manifest.get("resume") or {}
     if resume.get("inputs_finished_earlier"):

@@ -13,6 +13,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent / "retrieval"))
 from query_corpus import STATEMENTS, write_corpus  # noqa: E402
 
 from runners.cli import main  # noqa: E402
+from tests.cli_calls import run_cli  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -20,12 +21,6 @@ def corpus(tmp_path_factory):
     from transforms.embed.encoder import Encoder, EncoderConfig
 
     return write_corpus(tmp_path_factory.mktemp("cli-corpus"), Encoder(EncoderConfig(device="cpu")))
-
-
-def run_cli(capfd, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capfd.readouterr()
-    return code, out, err
 
 
 def test_sql_command(capfd, corpus):

@@ -19,6 +19,7 @@ import hostile_cases as hc
 from retrieval.catalog import open_catalog
 from retrieval.search import Searcher
 from runners.cli import main
+from tests.cli_calls import run_cli
 
 THMFORGE = os.path.join(os.path.dirname(sys.executable), "thmforge")
 
@@ -35,16 +36,6 @@ def corpus(tmp_path_factory):
     assert main(["build-corpus", "--input", str(root / "inputs"), "--output", out, "--embed-model", "none",
                  "--no-progress"]) == 0
     return out
-
-
-def cli(capfd, *argv):
-    """Exit code and stderr of one in-process CLI call (argparse errors exit through SystemExit)."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    _, err = capfd.readouterr()
-    return code, err
 
 
 def assert_usage_error(code, err, message):
@@ -71,7 +62,8 @@ def test_build_corpus_rejects_bad_options(capfd, tmp_path, extra, message):
     (tmp_path / "in" / hc.BUNDLE).write_bytes(hc.bundle_bytes({"2201/2201.00001.gz": hc.gz(hc.GOOD)}))
     argv = ["build-corpus", "--output", tmp_path / "out", "--embed-model", "none"]
     argv += [str(tmp_path / "in") if a == "IN" else a for a in extra]
-    assert_usage_error(*cli(capfd, *argv), message)
+    code, _, err = run_cli(capfd, *argv)
+    assert_usage_error(code, err, message)
     assert not (tmp_path / "out" / "papers").exists()
 
 
@@ -90,13 +82,13 @@ def test_build_corpus_rejects_bad_runner_model_or_output_before_running(capfd, t
     if "--output" not in extra:
         argv += ["--output", tmp_path / "out"]
     argv += [str(tmp_path / a) if a == "FILE" else a for a in extra]
-    code, err = cli(capfd, *argv)
+    code, _, err = run_cli(capfd, *argv)
     assert_usage_error(code, err, message.replace("FILE", str(tmp_path / "FILE")))
 
 
 @pytest.mark.parametrize("source", ["latex-project", "stacks", "proofwiki"])
 def test_nonexistent_input_of_any_source_is_a_usage_error(capfd, tmp_path, source):
-    code, err = cli(capfd, "build-corpus", "--input", "/nonexistent/input", "--source", source,
+    code, _, err = run_cli(capfd, "build-corpus", "--input", "/nonexistent/input", "--source", source,
                     "--output", tmp_path / "out", "--embed-model", "none", "--no-progress")
     assert_usage_error(code, err, "/nonexistent/input")
 
@@ -121,13 +113,13 @@ def test_nonexistent_input_of_any_source_is_a_usage_error(capfd, tmp_path, sourc
     ("SELECT * FROM papers WHERE paper_id = 'x' OR 1=1 --", None),
 ])
 def test_sql_is_read_only_over_the_views(capfd, corpus, sql, message):
-    code, err = cli(capfd, "sql", corpus, "-c", sql)
+    code, _, err = run_cli(capfd, "sql", corpus, "-c", sql)
     assert "Traceback" not in err
     if message is None:                      # a plain query: it runs, and the views are still there
         assert code == 0
     else:
         assert code == 2 and message in err, err
-    code, _ = cli(capfd, "sql", corpus, "-c", "SELECT count(*) FROM papers")
+    code, _, _ = run_cli(capfd, "sql", corpus, "-c", "SELECT count(*) FROM papers")
     assert code == 0
     assert not os.path.exists("stolen.csv") and not os.path.exists("/tmp/stolen.parquet")
 
@@ -154,7 +146,7 @@ def test_sql_writes_to_the_stdout_of_the_call(corpus):
     ("--mode", "sql"),
 ])
 def test_search_rejects_malformed_filters(capfd, corpus, option, value):
-    code, err = cli(capfd, "search", corpus, "finite group identity", "--mode", "lexical", option, value)
+    code, _, err = run_cli(capfd, "search", corpus, "finite group identity", "--mode", "lexical", option, value)
     assert code == 2 and "Traceback" not in err and "error" in err
 
 
@@ -171,7 +163,8 @@ def test_free_text_filters_are_bound_values_that_match_nothing(capfd, corpus, au
 
 
 def test_search_without_embeddings_says_use_lexical(capfd, corpus):
-    assert_usage_error(*cli(capfd, "search", corpus, "finite group"), "--mode lexical")
+    code, _, err = run_cli(capfd, "search", corpus, "finite group")
+    assert_usage_error(code, err, "--mode lexical")
 
 
 def test_installed_command_prints_no_traceback(corpus, tmp_path):

@@ -8,19 +8,11 @@ import sys
 import pytest
 
 from benchmarks.chat_server import ChatServer
-from runners.cli import COMMANDS, build_parser, main
+from runners.cli import COMMANDS, build_parser
+from tests.cli_calls import run_cli
 from tests.conftest import REPO, SAMPLES
 
 HEAVY = ("apache_beam", "torch", "transformers", "sentence_transformers")
-
-
-def cli(capfd, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capfd.readouterr()
-    return code, out, err
 
 
 def _heavy_modules_after(argv: list[str]) -> list[str]:
@@ -57,35 +49,35 @@ def test_a_beam_option_is_not_taken_for_a_longer_thmforge_option():
 
 
 def test_help_lists_the_exit_codes(capfd):
-    code, out, _ = cli(capfd, "build-corpus", "--help")
+    code, out, _ = run_cli(capfd, "build-corpus", "--help")
     assert code == 0 and "exit codes:" in out and "130" in out
 
 
 def test_bench_answer_lists_every_missing_field_with_the_schema(capfd):
-    code, _, err = cli(capfd, "bench-answer", "--task", "bst/insert",
+    code, _, err = run_cli(capfd, "bench-answer", "--task", "bst/insert",
                        "--spec", '{"initial": [], "operations": [50, 30, 70]}')
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "lacks insert, keys" in err and "{insert: list[int], keys: list[int]}" in err
 
 
 def test_bench_answer_reports_only_the_fields_that_are_missing(capfd):
-    code, _, err = cli(capfd, "bench-answer", "--task", "queue/compound", "--spec", '{"initial": [1]}')
+    code, _, err = run_cli(capfd, "bench-answer", "--task", "queue/compound", "--spec", '{"initial": [1]}')
     assert code == 2 and "lacks operations;" in err and "initial: list[int]" in err
 
 
 def test_search_on_a_directory_that_is_not_a_corpus_is_an_error(capfd, tmp_path):
     (tmp_path / "instances").mkdir()            # a benchmark release, not a corpus
-    code, out, err = cli(capfd, "search", tmp_path, "compact spaces", "--mode", "lexical")
+    code, out, err = run_cli(capfd, "search", tmp_path, "compact spaces", "--mode", "lexical")
     assert code == 2 and "not a corpus" in err and out == ""
 
 
 def test_sql_on_a_directory_that_is_not_an_output_is_an_error(capfd, tmp_path):
-    code, _, err = cli(capfd, "sql", tmp_path, "-c", "SELECT 1")
+    code, _, err = run_cli(capfd, "sql", tmp_path, "-c", "SELECT 1")
     assert code == 2 and "not a thmforge output directory" in err
 
 
 def test_flink_preset_without_a_cluster_is_one_line(capfd, tmp_path):
-    code, _, err = cli(capfd, "build-corpus", "--input", *glob.glob(str(SAMPLES / "arxiv" / "*.tar")),
+    code, _, err = run_cli(capfd, "build-corpus", "--input", *glob.glob(str(SAMPLES / "arxiv" / "*.tar")),
                        "--output", tmp_path / "out", "--embed-model", "none", "--preset", "flink",
                        "--flink_master=127.0.0.1:1")
     assert code == 2 and "--flink_master=127.0.0.1:1: nothing answers there" in err
@@ -94,7 +86,7 @@ def test_flink_preset_without_a_cluster_is_one_line(capfd, tmp_path):
 
 @pytest.mark.slow
 def test_an_embedding_model_that_is_not_installed_says_so(capfd, tmp_path):
-    code, _, err = cli(capfd, "build-corpus", "--input", *glob.glob(str(SAMPLES / "arxiv" / "*.tar")),
+    code, _, err = run_cli(capfd, "build-corpus", "--input", *glob.glob(str(SAMPLES / "arxiv" / "*.tar")),
                        "--output", tmp_path / "out", "--embed-model", "no-such-model", "--no-progress")
     assert code == 2 and "--embed-model no-such-model: not installed here" in err
     assert "internet connection" not in err and len(err.strip().splitlines()) == 1
@@ -104,7 +96,7 @@ def test_an_embedding_model_that_is_not_installed_says_so(capfd, tmp_path):
 def test_an_unreadable_input_fails_the_run(capfd, tmp_path):
     junk = tmp_path / "arXiv_src_2101_001.tar"
     junk.write_bytes(b"not a tar archive" * 300)
-    code, _, err = cli(capfd, "build-corpus", "--input", junk, "--output", tmp_path / "out",
+    code, _, err = run_cli(capfd, "build-corpus", "--input", junk, "--output", tmp_path / "out",
                        "--embed-model", "none", "--no-progress")
     assert code == 1, err
     assert "yielded no paper: unreadable as a whole" in err
@@ -115,7 +107,7 @@ def test_an_unreadable_input_fails_the_run(capfd, tmp_path):
 def test_a_describer_that_fails_for_every_statement_fails_the_run(capfd, tmp_path):
     inputs = sorted(glob.glob(str(SAMPLES / "arxiv" / "*.tar")))[:1]
     with ChatServer(respond=lambda request: "$x^2 + \\alpha$") as server:      # LaTeX: always rejected
-        code, _, err = cli(capfd, "build-corpus", "--input", *inputs, "--output", tmp_path / "out",
+        code, _, err = run_cli(capfd, "build-corpus", "--input", *inputs, "--output", tmp_path / "out",
                            "--embed-model", "none", "--no-progress", "--describer", "openai",
                            "--llm-endpoint", server.url, "--llm-model", "loopback-chat",
                            "--llm-max-attempts", "1")

@@ -12,13 +12,13 @@ determines, labels renumbered 0..n-1 where thmforge numbers its elements). Liter
 
 Read: array (access, delete, insert, reverse, search), stack, queue, priority queue, heap
 (compound, heapify), BST (insert, remove, traversals and depth, compound), red-black tree
-(construct, compound), B+ tree, hash map, LRU cache, skip list, DSU, graph BFS/DFS, counting Bloom
-filter, K-D tree (1-5 D and shaped point sets), K-D heap, ball tree, and the three natural-language
-stories. Not read yet (listed as skipped by the importer): red-black insert/delete (their input
-trees are given with colours, which no thmforge spec states), trie (DSR-Bench answers a letter
-sequence, thmforge a tree), DAWG (DSR-Bench lists prefixes with finality, thmforge the minimized
-automaton), suffix tree, geometric graph (DSR-Bench asks for a BFS order,
-thmforge's task for the neighbour lists), array sorting, and the `archived/` folders.
+(construct, compound, and insert/delete on a given coloured tree), B+ tree, hash map, LRU cache,
+skip list, DSU, graph BFS/DFS, geometric-graph BFS (1, 2, 3, 5 D), trie and DAWG (in DSR-Bench's
+answer shapes: the trie's letters in preorder, the DAWG's states named by their first word),
+suffix tree (edge labels in preorder), counting Bloom filter, K-D tree (1-5 D and shaped point
+sets), K-D heap, ball tree, and the three natural-language stories. Not read (listed as skipped by
+the importer): array sorting (the files hold only the sorted arrays, not the arrays to sort), and
+the `archived/` and superseded folders.
 
 A block that cannot be read raises `DsrFormatError` naming the line; the importer records it as
 failed and goes on.
@@ -486,6 +486,142 @@ def parse_traversal(task_id: str) -> Callable[[list[Line], list[Line]], DsrItem]
     return parse
 
 
+# --- red-black trees given with their colours: rbt_input_{d}.txt, one block per instance ---------
+
+COLOURS = {"b": "B", "r": "R"}
+
+
+def coloured_input_tree(tree: list[Line]) -> list | None:
+    """'Tree N', then the nodes in preorder as 'key colour' with '#' for an empty subtree ->
+    null | [[key, "R"|"B"], left, right]."""
+    lines = iter(tree[1:])
+
+    def node():
+        number, line = next(lines, (tree[-1][0], None))
+        if line is None:
+            raise DsrFormatError(f"input line {number}: the tree ends before all its subtrees are given")
+        if line == "#":
+            return None
+        key, _, colour = line.partition(" ")
+        if colour.strip().lower() not in COLOURS:
+            raise DsrFormatError(f"input line {number}: expected 'key b|r' or '#', got {line!r}")
+        return [[_ints([key], number)[0], COLOURS[colour.strip().lower()]], node(), node()]
+    built = node()
+    left_over = next(lines, None)
+    if left_over:
+        raise DsrFormatError(f"input line {left_over[0]}: a line after the tree is complete")
+    return built
+
+
+def _bare_list(line: Line, prefix: str) -> list[str]:
+    """'Prefix: [a,b,c]' with unquoted items -> ['a', 'b', 'c']."""
+    number, text = line
+    found = re.match(rf"^{re.escape(prefix)}\s*\[(.*)\]$", text)
+    if not found:
+        raise DsrFormatError(f"line {number}: expected {prefix} [...], got {text[:40]!r}")
+    return [item.strip() for item in found[1].split(",") if item.strip()]
+
+
+def _coloured_answer(block: list[Line]) -> list | None:
+    """'Pre-order: [keys]' and 'Pre-color: [b,r,...]' (lines 2 and 3 of the block) -> the coloured tree."""
+    keys = _ints(_bare_list(block[1], "Pre-order:"), block[1][0])
+    colours = _bare_list(block[2], "Pre-color:")
+    if len(colours) != len(keys) or any(c.lower() not in COLOURS for c in colours):
+        raise DsrFormatError(f"line {block[2][0]}: expected one colour b or r per key of the pre-order")
+    return _coloured_tree([[key, colour] for key, colour in zip(keys, colours)])
+
+
+def rb_one_operation(name: str) -> Callable[[list[Line], list[Line]], DsrItem]:
+    """'Insert: k' (or 'Delete: k'), then the tree after it: pre-order keys and colours, post-order
+    keys and colours (the post-order repeats what the pre-order determines)."""
+    def parse(block: list[Line], tree: list[Line]) -> DsrItem:
+        if len(block) != 5:
+            raise DsrFormatError(f"line {block[0][0]}: expected '{name.title()}: k', Pre-order, Pre-color, "
+                                 "Post-order and Post-color lines")
+        key = _prefixed(block[0], f"{name.title()}:")
+        given, answer = coloured_input_tree(tree), _coloured_answer(block)
+        before, after = sorted(_keys(given)), _keys(answer)
+        expected = sorted(before + [key]) if name == "insert" else _without(before, key)
+        if sorted(after) != expected:
+            raise DsrFormatError(f"line {block[0][0]}: the answer's keys are not the input tree's keys with {key} "
+                                 f"{name}d (input {tree[0][1]!r} does not belong to this answer)")
+        return DsrItem(f"red_black_tree/{name}", {"tree": given, name: key}, answer,
+                       len(before), block[0][0])
+    return parse
+
+
+def _keys(tree: list | None) -> list[int]:
+    return [] if tree is None else [tree[0][0], *_keys(tree[1]), *_keys(tree[2])]
+
+
+def _without(keys: list[int], key: int) -> list[int]:
+    return keys[:keys.index(key)] + keys[keys.index(key) + 1:] if key in keys else keys
+
+
+# --- strings: trie, DAWG, suffix tree ------------------------------------------------------------
+
+WORD_OPERATION = re.compile(r"^(insert|delete) ([a-z]+)$")
+
+
+def _word_operations(body: list[Line], what: str) -> list[list]:
+    operations = []
+    for number, line in body:
+        found = WORD_OPERATION.match(line)
+        if not found:
+            raise _unknown(what, number, line)
+        operations.append([found[1], found[2]])
+    return operations
+
+
+def parse_trie(block: list[Line]) -> DsrItem:
+    """'TrieTree N', 'insert w' / 'delete w', then the trie's letters in preorder (root '')."""
+    operations = _word_operations(_body(block, re.compile(r"^TrieTree \d+$"))[1], "trie")
+    return DsrItem("trie/compound_preorder", {"operations": operations}, _answer(block), len(operations),
+                   block[0][0])
+
+
+def parse_dawg(block: list[Line]) -> DsrItem:
+    """'DAWG N', 'insert w' / 'delete w', then [[word, 'T'|'F'], ...] per state."""
+    operations = _word_operations(_body(block, re.compile(r"^DAWG \d+$"))[1], "DAWG")
+    states = _answer(block)
+    if not all(isinstance(s, list) and len(s) == 2 for s in states):
+        raise DsrFormatError(f"line {block[-1][0]}: the answer is not a list of [word, 'T'|'F'] pairs")
+    return DsrItem("dawg/compound_states", {"operations": operations}, states, len(operations), block[0][0])
+
+
+def parse_suffix_tree(block: list[Line]) -> DsrItem:
+    """'SuffixTree N', the string with its '$', the edge labels in preorder."""
+    number, text = block[1] if len(block) == 3 else (block[0][0], "")
+    if len(block) != 3 or not re.match(r"^SuffixTree \d+$", block[0][1]) or not re.match(r"^[a-z]*\$$", text):
+        raise DsrFormatError(f"line {number}: expected 'SuffixTree N', the string ending in '$', the edge labels")
+    return DsrItem("suffix_tree/construct_preorder", {"string": text[:-1]}, _answer(block), len(text) - 1,
+                   block[0][0])
+
+
+# --- geometric graphs: BFS over points within a distance threshold --------------------------------
+
+def parse_geometric_bfs(block: list[Line]) -> DsrItem:
+    """'Graph N', 'Nodes: [points]', 'Threshold: t', 'From: point', 'BFS: [points]'; thmforge numbers
+    the points by their position, so the visiting order becomes node numbers."""
+    if len(block) != 5 or not re.match(r"^Graph \d+$", block[0][1]):
+        raise DsrFormatError(f"line {block[0][0]}: expected 'Graph N', Nodes, Threshold, From and BFS lines")
+    points = _prefixed(block[1], "Nodes:")
+    points = [p if isinstance(p, list) else [p] for p in points]
+    index = {tuple(p): i for i, p in reversed(list(enumerate(points)))}
+    if len(index) != len(points):
+        raise DsrFormatError(f"line {block[1][0]}: points repeat, so the visiting order by point is ambiguous")
+
+    def numbered(point: Any, number: int) -> int:
+        key = tuple(point) if isinstance(point, list) else (point,)
+        if key not in index:
+            raise DsrFormatError(f"line {number}: {point!r} is not one of the nodes")
+        return index[key]
+    spec = {"points": points, "threshold": _prefixed(block[2], "Threshold:"),
+            "start": numbered(_prefixed(block[3], "From:"), block[3][0])}
+    answer = [numbered(p, block[4][0]) for p in _prefixed(block[4], "BFS:")]
+    return DsrItem("geometric_graph/bfs", spec, answer, len(points), block[0][0])
+
+
 # --- binary search trees: the input trees live in bst_input_{d}.txt, one block per instance ------
 
 BST_NODE = re.compile(r"^(-?\d+) (None|-?\d+) (None|-?\d+)$")
@@ -637,6 +773,15 @@ FORMATS = (
     FileFormat(r"^generation/skip_list/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_skip_list),
     FileFormat(r"^generation/rb_tree/construct/rbt_construct_(easy|medium|hard)\.txt$", fixed_size(3), parse_rb_construct),
     FileFormat(r"^generation/rb_tree/compound/rbt_compound_(easy|medium|hard)\.txt$", headed("Tree "), parse_rb_compound),
+    *(FileFormat(rf"^generation/rb_tree/{name}/rbt_{name}_(easy|medium|hard)\.txt$", fixed_size(5),
+                 rb_one_operation(name), inputs="generation/rb_tree/rbt_input_{d}.txt", split_inputs=headed("Tree "))
+      for name in ("insert", "delete")),
+    FileFormat(r"^generation/trie/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_trie),
+    FileFormat(r"^generation/dawg/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_dawg),
+    FileFormat(r"^generation/suffix_tree/construct/construct_(easy|medium|hard)\.txt$", fixed_size(3),
+               parse_suffix_tree),
+    FileFormat(r"^generation/geom_graph/construct_(1d|2d|3d|5d)/construct_(easy|medium|hard)\.txt$", fixed_size(5),
+               parse_geometric_bfs, variant=lambda match: match[1]),
     FileFormat(r"^generation/b_plus_tree/compound/compound_(easy|medium|hard)\.txt$", answer_terminated,
                parse_bplus_tree),
     FileFormat(r"^generation/hashmap/compound/compound_(easy|medium|hard)\.txt$", blank_separated, parse_hash_map),

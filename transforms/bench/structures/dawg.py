@@ -9,10 +9,14 @@ the start state 0, following edges in letter order, and written in that order as
 
 Spec: {"operations": [["insert", word] | ["delete", word]]}, lower-case words (generated over "abcd") -> json
 [[bool, [[str, int], ...]], ...]. length = number of operations.
+dawg/compound_states (suite "extended", DSR-Bench's answer shape): the same spec -> json
+[[word, "T" | "F"], ...]: every state in the order above, named by the first word that reaches it
+breadth-first (the shortest, then alphabetically first), with "T" when it is final.
 """
 from __future__ import annotations
 
 import collections
+import dataclasses
 import random
 
 from transforms.bench.registry import PromptParts, Task, register
@@ -64,6 +68,20 @@ def _word(rng: random.Random) -> str:
     return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(2, 4)))
 
 
+def state_words(automaton: list[list]) -> list[list[str]]:
+    """[word, "T"|"F"] per state of a breadth-first numbered automaton: visiting states in number order
+    replays the breadth-first search, so the first word that reaches a state is its shortest."""
+    words = {0: ""}
+    for state, (_, edges) in enumerate(automaton):
+        for letter, target in edges:
+            words.setdefault(target, words[state] + letter)
+    return [[words[state], "T" if final else "F"] for state, (final, _) in enumerate(automaton)]
+
+
+def solve_states(spec: dict) -> list[list[str]]:
+    return state_words(solve(spec))
+
+
 def generate(rng: random.Random, length: int) -> dict:
     stored: list[str] = []
     ops: list[list] = []
@@ -88,5 +106,15 @@ def prompt(spec: dict) -> PromptParts:
                                       "[[false, [[\"a\", 1]]], [true, []]] for the set {\"a\"}"), rules=RULES)
 
 
+def prompt_states(spec: dict) -> PromptParts:
+    return dataclasses.replace(
+        prompt(spec), question="What are the states of the minimized DAWG after all operations, and which are final?",
+        answer_format=("a list with one [word, \"T\" or \"F\"] per state in state-number order, naming each state by "
+                       "the first word that reaches it breadth-first (the shortest, then alphabetically first) and "
+                       "marking final states \"T\", e.g. [[\"\", \"F\"], [\"a\", \"T\"]] for the set {\"a\"}"))
+
+
+register(Task(category="Hybrid", structure="dawg", name="compound_states", answer_type="json",
+              generate=generate, solve=solve_states, prompt=prompt_states, doc=__doc__, suite="extended"))
 register(Task(category="Hybrid", structure="dawg", name="compound", answer_type="json",
               generate=generate, solve=solve, prompt=prompt, doc=__doc__))

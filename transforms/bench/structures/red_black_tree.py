@@ -14,11 +14,20 @@ Tasks
 - red_black_tree/compound: spec {"keys": [int], "operations": [["insert", k] | ["delete", k]]}
   -> the tree built from "keys", then after the operations in order. length = number of
   operations (the tree starts with length // 2 keys).
+- red_black_tree/insert, red_black_tree/delete (suite "extended", as in DSR-Bench's release): spec
+  {"tree": a coloured tree as answered, "insert": k} or {"tree": ..., "delete": k} -> the tree after
+  that one operation. The given tree must be a red-black tree (search order, equal keys on
+  either side, black root, no red node with a red child, equal black heights); DSR-Bench gives its
+  input trees with their colours, which no key sequence states. length = nodes in the tree.
 """
 from __future__ import annotations
 
+import json
 import random
-from transforms.bench.registry import VALUE_RANGE, PromptParts, Task, int_list_field, operations_field, register
+from typing import Any, Callable
+
+from transforms.bench.registry import (VALUE_RANGE, PromptParts, SpecError, Task, check_int, field, int_field,
+                                      int_list_field, operations_field, register)
 
 RED, BLACK = "R", "B"
 
@@ -169,6 +178,38 @@ class RedBlackTree:
             return None
         return [[node.key, node.color], self.serialize(node.left), self.serialize(node.right)]
 
+    @classmethod
+    def load(cls, tree: list | None) -> "RedBlackTree":
+        """The tree written as null | [[key, colour], left, right], checked to be a red-black tree."""
+        loaded = cls()
+
+        def attach(value: Any, parent: _Node, low: int | None, high: int | None, path: str) -> tuple[_Node, int]:
+            """(the node, its black height); keys of a left subtree are <= its parent's, of a right one >= (rotations
+            can carry a repeated key to either side)."""
+            if value is None:
+                return loaded.nil, 1
+            if not (isinstance(value, list) and len(value) == 3 and isinstance(value[0], list) and len(value[0]) == 2):
+                raise SpecError(f"{path} must be null or [[key, colour], left, right], got {value!r}")
+            (key, colour), left, right = value
+            check_int(key, f"{path} key")
+            if colour not in (RED, BLACK):
+                raise SpecError(f"{path} colour must be \"R\" or \"B\", got {colour!r}")
+            if (low is not None and key < low) or (high is not None and key > high):
+                raise SpecError(f"{path}: key {key} breaks the search order (keys left <= key <= keys right)")
+            node = _Node(key, colour, loaded.nil)
+            node.parent = parent
+            node.left, left_height = attach(left, node, low, key, path + ".left")
+            node.right, right_height = attach(right, node, key, high, path + ".right")
+            if left_height != right_height:
+                raise SpecError(f"{path}: its two subtrees have different black heights")
+            if colour == RED and RED in (node.left.color, node.right.color):
+                raise SpecError(f"{path}: a red node with a red child")
+            return node, left_height + (colour == BLACK)
+        loaded.root = attach(tree, loaded.nil, None, None, "tree")[0]
+        if loaded.root.color != BLACK:
+            raise SpecError("tree: the root must be black")
+        return loaded
+
 
 # --- reference answers ---------------------------------------------------
 
@@ -187,6 +228,18 @@ def solve_compound(spec: dict) -> list | None:
     tree = build(int_list_field(spec, "keys"))
     for name, key in operations_field(spec, {"insert": (int,), "delete": (int,)}):
         tree.insert(key) if name == "insert" else tree.delete(key)
+    return tree.serialize()
+
+
+def solve_insert(spec: dict) -> list | None:
+    tree = RedBlackTree.load(field(spec, "tree"))
+    tree.insert(int_field(spec, "insert"))
+    return tree.serialize()
+
+
+def solve_delete(spec: dict) -> list | None:
+    tree = RedBlackTree.load(field(spec, "tree"))
+    tree.delete(int_field(spec, "delete"))
     return tree.serialize()
 
 
@@ -215,6 +268,16 @@ def generate_compound(rng: random.Random, length: int) -> dict:
             present.append(key)
             operations.append(["insert", key])
     return {"keys": keys, "operations": operations}
+
+
+def generate_insert(rng: random.Random, length: int) -> dict:
+    return {"tree": build([_key(rng) for _ in range(length)]).serialize(), "insert": _key(rng)}
+
+
+def generate_delete(rng: random.Random, length: int) -> dict:
+    """Mostly a key of the tree (one in five an arbitrary value)."""
+    keys = [_key(rng) for _ in range(length)]
+    return {"tree": build(keys).serialize(), "delete": _key(rng) if rng.random() < 0.2 else rng.choice(keys)}
 
 
 # --- prompts ---------------------------------------------------------------------------------
@@ -261,6 +324,15 @@ def prompt_compound(spec: dict) -> PromptParts:
                        answer_format=TREE_FORMAT)
 
 
+def _one_operation(name: str) -> Callable[[dict], PromptParts]:
+    def prompt(spec: dict) -> PromptParts:
+        return PromptParts(definition=DEFINITION, rules=RULES, name="red-black tree",
+                           setup=f"The red-black tree is {json.dumps(spec['tree'])} (written as {TREE_FORMAT}).",
+                           question=f"What is the tree after {name} {spec[name]}, with the colour of every node?",
+                           answer_format=TREE_FORMAT)
+    return prompt
+
+
 CATEGORY = "Hierarchical"
 _DOC_RULES = "CLRS insert and delete; equal keys go right; delete replaces by the in-order successor."
 
@@ -270,3 +342,11 @@ register(Task(category=CATEGORY, structure="red_black_tree", name="construct", a
 register(Task(category=CATEGORY, structure="red_black_tree", name="compound", answer_type="tree:binary",
               generate=generate_compound, solve=solve_compound, prompt=prompt_compound,
               doc="Spec {keys, operations: [insert k | delete k]}: the final coloured tree. " + _DOC_RULES))
+register(Task(category=CATEGORY, structure="red_black_tree", name="insert", answer_type="tree:binary",
+              generate=generate_insert, solve=solve_insert, prompt=_one_operation("insert"), suite="extended",
+              doc="Spec {tree, insert: k}: the coloured tree after inserting k into the given red-black tree. "
+                  + _DOC_RULES))
+register(Task(category=CATEGORY, structure="red_black_tree", name="delete", answer_type="tree:binary",
+              generate=generate_delete, solve=solve_delete, prompt=_one_operation("delete"), suite="extended",
+              doc="Spec {tree, delete: k}: the coloured tree after deleting k from the given red-black tree. "
+                  + _DOC_RULES))

@@ -8,9 +8,12 @@ and every internal node other than the root has at least two children. A node is
 before every letter.
 
 Spec: {"string": lower-case letters, without `$`} (generated over "abc") -> tree:nary. length = len(string).
+suffix_tree/construct_preorder (suite "extended", DSR-Bench's answer shape): the same spec -> list[str],
+the edge labels of the nodes below the root in preorder (children ordered as above).
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 import string
 
@@ -46,6 +49,15 @@ def solve(spec: dict) -> list:
     return suffix_tree(str_field(spec, "string", string.ascii_lowercase))
 
 
+def preorder_labels(tree: list) -> list[str]:
+    """The edge labels of every node below the root of a [label, [child, ...]] tree, in preorder."""
+    return [label for child in tree[1] for label in [child[0], *preorder_labels(child)]]
+
+
+def solve_preorder(spec: dict) -> list[str]:
+    return preorder_labels(solve(spec))
+
+
 def generate(rng: random.Random, length: int) -> dict:
     return {"string": "".join(rng.choice(ALPHABET) for _ in range(length))}
 
@@ -57,5 +69,14 @@ def prompt(spec: dict) -> PromptParts:
                                       "for the string \"a\""), rules=RULES)
 
 
+def prompt_preorder(spec: dict) -> PromptParts:
+    return dataclasses.replace(
+        prompt(spec), question="What are the edge labels of the suffix tree of the string (with $ appended), in preorder?",
+        answer_format=("a list of strings: the edge label into every node below the root, in preorder with children "
+                       "ordered by edge label ($ first), e.g. [\"$\", \"a\", \"$\", \"a$\", \"a$\"] for the string \"aa\""))
+
+
+register(Task(category="Associative", structure="suffix_tree", name="construct_preorder", answer_type="list[str]",
+              generate=generate, solve=solve_preorder, prompt=prompt_preorder, doc=__doc__, suite="extended"))
 register(Task(category="Associative", structure="suffix_tree", name="construct", answer_type="tree:nary",
               generate=generate, solve=solve, prompt=prompt, doc=__doc__))

@@ -16,9 +16,13 @@ Specs:
                        empty prefix counts every word); length = number of inserted words.
                        Added to the seed's task list because it asks for an aggregate read off
                        the structure rather than the structure's serialization.
+    trie/compound_preorder  (suite "extended", DSR-Bench's answer shape) the trie/compound spec ->
+                       list[str]: the nodes in preorder (children alphabetical), each written as the
+                       letter on its incoming edge, the root as "".
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 import string
 
@@ -92,6 +96,16 @@ def generate_compound(rng: random.Random, length: int) -> dict:
     return {"operations": ops}
 
 
+def preorder_letters(tree: list) -> list[str]:
+    """A trie written [label, [child, ...]] -> each node's last letter in preorder (the root's is "")."""
+    label, children = tree
+    return [label.rstrip("*")[-1:]] + [letter for child in children for letter in preorder_letters(child)]
+
+
+def solve_compound_preorder(spec: dict) -> list[str]:
+    return preorder_letters(solve_compound(spec))
+
+
 def generate_prefix_count(rng: random.Random, length: int) -> dict:
     words = [_word(rng) for _ in range(length)]
     prefixes = []
@@ -109,6 +123,15 @@ def prompt_compound(spec: dict) -> PromptParts:
                                       "for the trie holding only \"ab\""), rules=RULES)
 
 
+def prompt_compound_preorder(spec: dict) -> PromptParts:
+    parts = prompt_compound(spec)
+    return dataclasses.replace(
+        parts, question="Which letters does the trie hold after all operations, node by node in preorder?",
+        answer_format=("a list of strings: the root as \"\", then every node as the letter on the edge into it, "
+                       "in preorder with children in alphabetical order, e.g. [\"\", \"a\", \"b\", \"c\"] for "
+                       "the trie holding \"ab\" and \"c\""))
+
+
 def prompt_prefix_count(spec: dict) -> PromptParts:
     words = ", ".join(f"\"{w}\"" for w in spec["words"])
     prefixes = ", ".join(f"\"{p}\"" for p in spec["prefixes"])
@@ -121,3 +144,6 @@ register(Task(category="Associative", structure="trie", name="compound", answer_
               generate=generate_compound, solve=solve_compound, prompt=prompt_compound, doc=__doc__))
 register(Task(category="Associative", structure="trie", name="prefix_count", answer_type="list[int]",
               generate=generate_prefix_count, solve=solve_prefix_count, prompt=prompt_prefix_count, doc=__doc__))
+register(Task(category="Associative", structure="trie", name="compound_preorder", answer_type="list[str]",
+              generate=generate_compound, solve=solve_compound_preorder, prompt=prompt_compound_preorder,
+              doc=__doc__, suite="extended"))

@@ -108,7 +108,7 @@ def test_import_writes_a_release_with_checks_and_counts_that_add_up(checkout, tm
     rows = dict(con.execute("SELECT instance_id, answer FROM instances").fetchall())
     assert len(rows) == 43
     assert json.loads(rows["dsr.bst.compound.medium.00000"]) == [9, [3, None, [4, None, None]], None]
-    assert json.loads(rows["dsr.dsu.compound.easy.00000"]) == [0, 0, 0]        # labels renumbered by position
+    assert json.loads(rows["dsr.dsu.compound_roots.easy.00000"]) == [0, 0, 0]  # labels renumbered by position
     assert json.loads(rows["dsr.graph.dfs.easy.00000"]) == [2, 0, 1, 3]         # nodes renumbered by label order
     assert json.loads(rows["dsr.bst.insert.easy.00000"]) == [50, [30, None, [40, [35, None, None], None]], [70, None, None]]
     assert rows["dsr.bst.depth.easy.00001"] == "1"

@@ -1,5 +1,5 @@
 """import-dsr on the formats added second (coloured red-black input trees, trie, DAWG, suffix tree,
-geometric-graph BFS): small files written for this project in DSR-Bench's formats (no DSR-Bench data)."""
+geometric-graph BFS, DSU roots): small files written for this project in DSR-Bench's formats (no DSR-Bench data)."""
 import json
 
 import duckdb
@@ -25,6 +25,8 @@ FILES = {
     "generation/geom_graph/construct_2d/construct_easy.txt":
         "Graph 0\nNodes: [[0.1, 0.0], [0.4, 0.0], [5.0, 5.0], [0.0, 0.2]]\nThreshold: 0.3\nFrom: [0.1, 0.0]\n"
         "BFS: [[0.1, 0.0], [0.0, 0.2], [0.4, 0.0]]\n",
+    # DSR-Bench asks for find(x) of every element: 4's parent is 3, its root 1
+    "generation/dsu/compound/compound_hard.txt": "[1, 2, 3, 4]\nunion(1, 2)\nunion(3, 4)\nunion(1, 3)\n[1, 1, 1, 1]\n\n",
     # only the sorted arrays are released, not the arrays to sort: skipped
     "generation/array/sorting/sorted_easy.txt": "[1,2,2]\n",
 }
@@ -37,14 +39,15 @@ def test_the_added_formats_import_and_agree_with_thmforge(tmp_path, capsys):
         (root / relative).write_text(text)
     out = tmp_path / "release"
     assert main(["import-dsr", str(root), "--output", str(out)]) == 1
-    assert "7 instances imported" in capsys.readouterr().out
+    assert "8 instances imported" in capsys.readouterr().out
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["skipped_files"] == ["generation/array/sorting/sorted_easy.txt"]
     assert [(f["file"], f["line"]) for f in summary["failures"]] == [("generation/rb_tree/delete/rbt_delete_easy.txt", 6)]
     assert "input 'Tree 1' does not belong to this answer" in summary["failures"][0]["reason"]
     assert {task: counts["agree"] for task, counts in summary["by_task"].items()} == {
         "red_black_tree/insert": 2, "red_black_tree/delete": 1, "trie/compound_preorder": 1,
-        "dawg/compound_states": 1, "suffix_tree/construct_preorder": 1, "geometric_graph/bfs": 1}
+        "dawg/compound_states": 1, "suffix_tree/construct_preorder": 1, "geometric_graph/bfs": 1,
+        "dsu/compound_roots": 1}
     con = duckdb.connect()
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))

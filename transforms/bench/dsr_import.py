@@ -456,8 +456,9 @@ DSU_UNION = re.compile(r"^union\((-?\d+),\s*(-?\d+)\)$")
 
 
 def parse_dsu(block: list[Line]) -> DsrItem:
-    """The elements' labels, 'union(a, b)' lines, then the parent of each element (labels); thmforge
-    numbers the elements 0..n-1 by their position in the label list."""
+    """The elements' labels, 'union(a, b)' lines, then find(x) of each element (labels: DSR-Bench asks
+    for each element's root, not its parent); thmforge numbers the elements 0..n-1 by their position
+    in the label list."""
     labels = literal(block[0][1], block[0][0])
     index = _positions(labels, "element", block[0][0])
     operations = []
@@ -466,8 +467,8 @@ def parse_dsu(block: list[Line]) -> DsrItem:
         if not found:
             raise _unknown("DSU", number, line)
         operations.append(["union", *_relabel([int(found[1]), int(found[2])], index, number)])
-    parents = _relabel(_answer(block), index, block[-1][0])
-    return DsrItem("dsu/compound", {"size": len(labels), "operations": operations}, parents, len(operations),
+    roots = _relabel(_answer(block), index, block[-1][0])
+    return DsrItem("dsu/compound_roots", {"size": len(labels), "operations": operations}, roots, len(operations),
                    block[0][0])
 
 

@@ -11,9 +11,12 @@ Task
 - dsu/compound: spec {"size": int >= 1, "operations": [["union", x, y] | ["find", x], ...]}
   -> the parent array after all operations (list[int]; a root is its own parent).
   length = number of operations (the generator uses length // 2 + 3 elements).
+- dsu/compound_roots (suite "extended", DSR-Bench's question): the same spec -> find(x) for every
+  element x = 0, 1, ... after all operations (the root of its set), in element order.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 from transforms.bench.registry import PromptParts, Task, check_int, int_field, operations_field, register
 
@@ -60,6 +63,11 @@ def solve_compound(spec: dict) -> list[int]:
     return parent
 
 
+def solve_compound_roots(spec: dict) -> list[int]:
+    parent = solve_compound(spec)
+    return [find(parent, x) for x in range(len(parent))]
+
+
 def generate_compound(rng: random.Random, length: int) -> dict:
     """Two unions for each find, so trees grow deep enough for path compression to matter."""
     size = length // 2 + 3
@@ -102,6 +110,16 @@ def prompt_compound(spec: dict) -> PromptParts:
     )
 
 
+def prompt_compound_roots(spec: dict) -> PromptParts:
+    return dataclasses.replace(
+        prompt_compound(spec), question="What is find(x) for every element x after all the operations?",
+        answer_format=f"a list of {spec['size']} integers: the root of the set of element 0, 1, ..., in order")
+
+
+register(Task(category="Network", structure="dsu", name="compound_roots", answer_type="list[int]",
+              generate=generate_compound, solve=solve_compound_roots, prompt=prompt_compound_roots, suite="extended",
+              doc="Spec {size, operations: [union x y | find x]}: find(x) for every element after the operations "
+                  "(DSR-Bench's question). Rules as dsu/compound."))
 register(Task(category="Network", structure="dsu", name="compound", answer_type="list[int]",
               generate=generate_compound, solve=solve_compound, prompt=prompt_compound,
               doc="Spec {size, operations: [union x y | find x]}: the final parent array. Full path "

@@ -22,7 +22,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from schemas import REFERENCE_CHECKS
-from transforms.bench.dsr_import import FORMATS, DsrFormatError, DsrItem, difficulty_of, file_format
+from transforms.bench.dsr_import import (FORMATS, NOT_INSTANCE_FILES, DsrFormatError, DsrItem, difficulty_of,
+                                        file_format)
 from transforms.bench.instances import canonical_json, instance_row
 from transforms.bench.registry import DIFFICULTIES, SpecError, get_task
 from transforms.scoring.canonical import AnswerShapeError, canonicalize, serialize
@@ -126,7 +127,7 @@ def import_release(checkout: str, output: str) -> dict:
         relative = path.relative_to(root).as_posix()
         found = file_format(relative)
         if found is None:
-            if relative not in input_files():
+            if relative not in input_files() and not NOT_INSTANCE_FILES.match(relative):
                 skipped.append(relative)
             continue
         fmt, match = found

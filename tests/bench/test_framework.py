@@ -18,7 +18,7 @@ STRUCTURES = {
 EXTENDED = {"priority_queue/compound_no_op", "bst/natural_clinic_cancel", "kd_heap/labelled_compound",
             "ball_tree/construct", "bloom_filter/compound_clamped", "red_black_tree/insert", "red_black_tree/delete",
             "trie/compound_preorder", "dawg/compound_states", "suffix_tree/construct_preorder", "geometric_graph/bfs",
-            "dsu/compound_roots"}
+            "dsu/compound_roots", "red_black_tree/tree_compound"}
 MINE = {"array/access", "array/delete", "array/insert", "array/reverse", "array/search", "stack/compound",
         "queue/compound", "priority_queue/compound", "skip_list/compound", "hash_map/compound", "trie/compound",
         "trie/prefix_count", "dawg/compound", "bloom_filter/compound", "suffix_tree/construct", "lru_cache/access",

@@ -17,6 +17,8 @@ FILES = {
     "generation/rb_tree/delete/rbt_delete_easy.txt":
         "Delete: 10\nPre-order: [20,30] \nPre-color: [b,r] \nPost-order: [30,20] \nPost-color: [r,b] \n"
         "Delete: 5\nPre-order: [9] \nPre-color: [b] \nPost-order: [9] \nPost-color: [b] \n",
+    "generation/rb_tree/construct_compound/rbt_construct_compound_easy.txt":
+        "Tree 0\nInsert: 40\nDelete: 10\nPre-order: [[30, 'b'],[20, 'b'],[40, 'b']]\nTree 1\nDelete: 5\nPre-order: []\n",
     "generation/trie/compound/compound_easy.txt": "TrieTree 0\ninsert ab\ninsert ac\ninsert b\ndelete ac\n['', 'a', 'b', 'b']\n",
     "generation/dawg/compound/compound_medium.txt":
         "DAWG 0\ninsert ab\ninsert cb\ninsert a\n[['', 'F'], ['a', 'T'], ['c', 'F'], ['ab', 'T']]\n",
@@ -27,6 +29,8 @@ FILES = {
         "BFS: [[0.1, 0.0], [0.0, 0.2], [0.4, 0.0]]\n",
     # DSR-Bench asks for find(x) of every element: 4's parent is 3, its root 1
     "generation/dsu/compound/compound_hard.txt": "[1, 2, 3, 4]\nunion(1, 2)\nunion(3, 4)\nunion(1, 3)\n[1, 1, 1, 1]\n\n",
+    # the arrays every array task file repeats: not an instance file, not skipped
+    "generation/array/array_input_easy.txt": "[2, 1, 2]\n",
     # only the sorted arrays are released, not the arrays to sort: skipped
     "generation/array/sorting/sorted_easy.txt": "[1,2,2]\n",
 }
@@ -39,7 +43,7 @@ def test_the_added_formats_import_and_agree_with_thmforge(tmp_path, capsys):
         (root / relative).write_text(text)
     out = tmp_path / "release"
     assert main(["import-dsr", str(root), "--output", str(out)]) == 1
-    assert "8 instances imported" in capsys.readouterr().out
+    assert "10 instances imported" in capsys.readouterr().out
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["skipped_files"] == ["generation/array/sorting/sorted_easy.txt"]
     assert [(f["file"], f["line"]) for f in summary["failures"]] == [("generation/rb_tree/delete/rbt_delete_easy.txt", 6)]
@@ -47,7 +51,7 @@ def test_the_added_formats_import_and_agree_with_thmforge(tmp_path, capsys):
     assert {task: counts["agree"] for task, counts in summary["by_task"].items()} == {
         "red_black_tree/insert": 2, "red_black_tree/delete": 1, "trie/compound_preorder": 1,
         "dawg/compound_states": 1, "suffix_tree/construct_preorder": 1, "geometric_graph/bfs": 1,
-        "dsu/compound_roots": 1}
+        "dsu/compound_roots": 1, "red_black_tree/tree_compound": 2}
     con = duckdb.connect()
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))

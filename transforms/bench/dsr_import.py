@@ -12,7 +12,7 @@ determines, labels renumbered 0..n-1 where thmforge numbers its elements). Liter
 
 Read: array (access, delete, insert, reverse, search), stack, queue, priority queue, heap
 (compound, heapify), BST (insert, remove, traversals and depth, compound), red-black tree
-(construct, compound, and insert/delete on a given coloured tree), B+ tree, hash map, LRU cache,
+(construct, compound, and insert, delete and compound on a given coloured tree), B+ tree, hash map, LRU cache,
 skip list, DSU, graph BFS/DFS, geometric-graph BFS (1, 2, 3, 5 D), trie and DAWG (in DSR-Bench's
 answer shapes: the trie's letters in preorder, the DAWG's states named by their first word),
 suffix tree (edge labels in preorder), counting Bloom filter, K-D tree (1-5 D and shaped point
@@ -551,6 +551,19 @@ def rb_one_operation(name: str) -> Callable[[list[Line], list[Line]], DsrItem]:
     return parse
 
 
+def parse_rb_tree_compound(block: list[Line], tree: list[Line]) -> DsrItem:
+    """'Tree N', 'Insert: k' / 'Delete: k' lines applied to input tree N, 'Pre-order: [[k, colour], ...]'."""
+    operations = []
+    for number, line in block[1:-1]:
+        name, _, key = line.partition(":")
+        if name not in ("Insert", "Delete"):
+            raise _unknown("red-black tree", number, line)
+        operations.append([name.lower(), *_ints([key.strip()], number)])
+    spec = {"tree": coloured_input_tree(tree), "operations": operations}
+    return DsrItem("red_black_tree/tree_compound", spec, _coloured_tree(_prefixed(block[-1], "Pre-order:")),
+                   len(operations), block[0][0])
+
+
 def _keys(tree: list | None) -> list[int]:
     return [] if tree is None else [tree[0][0], *_keys(tree[1]), *_keys(tree[2])]
 
@@ -777,6 +790,9 @@ FORMATS = (
     *(FileFormat(rf"^generation/rb_tree/{name}/rbt_{name}_(easy|medium|hard)\.txt$", fixed_size(5),
                  rb_one_operation(name), inputs="generation/rb_tree/rbt_input_{d}.txt", split_inputs=headed("Tree "))
       for name in ("insert", "delete")),
+    FileFormat(r"^generation/rb_tree/construct_compound/rbt_construct_compound_(easy|medium|hard)\.txt$",
+               headed("Tree "), parse_rb_tree_compound, inputs="generation/rb_tree/rbt_input_{d}.txt",
+               split_inputs=headed("Tree ")),
     FileFormat(r"^generation/trie/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_trie),
     FileFormat(r"^generation/dawg/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_dawg),
     FileFormat(r"^generation/suffix_tree/construct/construct_(easy|medium|hard)\.txt$", fixed_size(3),
@@ -804,6 +820,10 @@ FORMATS = (
                parse_bst_traversal, inputs="generation/binary_tree/bst_generation/bst_input_{d}.txt",
                split_inputs=headed("Tree ")),
 )
+
+
+# files that hold no instances: the arrays of array_input_{d}.txt are repeated in every array task's blocks
+NOT_INSTANCE_FILES = re.compile(r"^generation/array/array_input_\w+\.txt$")
 
 
 def file_format(relative_path: str) -> tuple[FileFormat, re.Match] | None:

@@ -19,6 +19,9 @@ Tasks
   that one operation. The given tree must be a red-black tree (search order, equal keys on
   either side, black root, no red node with a red child, equal black heights); DSR-Bench gives its
   input trees with their colours, which no key sequence states. length = nodes in the tree.
+- red_black_tree/tree_compound (suite "extended"): spec {"tree": a coloured tree, "operations":
+  [["insert", k] | ["delete", k]]} -> the tree after the operations in order. length = number of
+  operations.
 """
 from __future__ import annotations
 
@@ -243,6 +246,13 @@ def solve_delete(spec: dict) -> list | None:
     return tree.serialize()
 
 
+def solve_tree_compound(spec: dict) -> list | None:
+    tree = RedBlackTree.load(field(spec, "tree"))
+    for name, key in operations_field(spec, {"insert": (int,), "delete": (int,)}):
+        tree.insert(key) if name == "insert" else tree.delete(key)
+    return tree.serialize()
+
+
 # --- generators ------------------------------------------------------------------------------
 
 def _key(rng: random.Random) -> int:
@@ -278,6 +288,11 @@ def generate_delete(rng: random.Random, length: int) -> dict:
     """Mostly a key of the tree (one in five an arbitrary value)."""
     keys = [_key(rng) for _ in range(length)]
     return {"tree": build(keys).serialize(), "delete": _key(rng) if rng.random() < 0.2 else rng.choice(keys)}
+
+
+def generate_tree_compound(rng: random.Random, length: int) -> dict:
+    spec = generate_compound(rng, length)
+    return {"tree": build(spec["keys"]).serialize(), "operations": spec["operations"]}
 
 
 # --- prompts ---------------------------------------------------------------------------------
@@ -333,6 +348,15 @@ def _one_operation(name: str) -> Callable[[dict], PromptParts]:
     return prompt
 
 
+def prompt_tree_compound(spec: dict) -> PromptParts:
+    steps = "; ".join(f"{n}. {name} {key}" for n, (name, key) in enumerate(spec["operations"], 1))
+    return PromptParts(definition=DEFINITION, rules=RULES, name="red-black tree",
+                       setup=f"The red-black tree is {json.dumps(spec['tree'])} (written as {TREE_FORMAT}). "
+                             f"Perform these operations in order: {steps}.",
+                       question="What is the tree after all the operations, with the colour of every node?",
+                       answer_format=TREE_FORMAT)
+
+
 CATEGORY = "Hierarchical"
 _DOC_RULES = "CLRS insert and delete; equal keys go right; delete replaces by the in-order successor."
 
@@ -350,3 +374,8 @@ register(Task(category=CATEGORY, structure="red_black_tree", name="delete", answ
               generate=generate_delete, solve=solve_delete, prompt=_one_operation("delete"), suite="extended",
               doc="Spec {tree, delete: k}: the coloured tree after deleting k from the given red-black tree. "
                   + _DOC_RULES))
+register(Task(category=CATEGORY, structure="red_black_tree", name="tree_compound", answer_type="tree:binary",
+              generate=generate_tree_compound, solve=solve_tree_compound, prompt=prompt_tree_compound,
+              suite="extended",
+              doc="Spec {tree, operations: [insert k | delete k]}: the coloured tree after the operations, "
+                  "starting from the given red-black tree. " + _DOC_RULES))

@@ -19,6 +19,9 @@ FILES = {
         "Delete: 5\nPre-order: [9] \nPre-color: [b] \nPost-order: [9] \nPost-color: [b] \n",
     "generation/rb_tree/construct_compound/rbt_construct_compound_easy.txt":
         "Tree 0\nInsert: 40\nDelete: 10\nPre-order: [[30, 'b'],[20, 'b'],[40, 'b']]\nTree 1\nDelete: 5\nPre-order: []\n",
+    # a repeated key rotated into the left subtree of an equal one: read as the red-black tree it is
+    "generation/rb_tree/compound/rbt_compound_medium.txt":
+        "Tree 0\nInsert: 5\nInsert: 5\nInsert: 5\nPre-order: [[5, 'b'],[5, 'r'],[5, 'r']]\n",
     "generation/trie/compound/compound_easy.txt": "TrieTree 0\ninsert ab\ninsert ac\ninsert b\ndelete ac\n['', 'a', 'b', 'b']\n",
     "generation/dawg/compound/compound_medium.txt":
         "DAWG 0\ninsert ab\ninsert cb\ninsert a\n[['', 'F'], ['a', 'T'], ['c', 'F'], ['ab', 'T']]\n",
@@ -43,7 +46,7 @@ def test_the_added_formats_import_and_agree_with_thmforge(tmp_path, capsys):
         (root / relative).write_text(text)
     out = tmp_path / "release"
     assert main(["import-dsr", str(root), "--output", str(out)]) == 1
-    assert "10 instances imported" in capsys.readouterr().out
+    assert "11 instances imported" in capsys.readouterr().out
     summary = json.loads((out / "import_summary.json").read_text())
     assert summary["skipped_files"] == ["generation/array/sorting/sorted_easy.txt"]
     assert [(f["file"], f["line"]) for f in summary["failures"]] == [("generation/rb_tree/delete/rbt_delete_easy.txt", 6)]
@@ -51,7 +54,7 @@ def test_the_added_formats_import_and_agree_with_thmforge(tmp_path, capsys):
     assert {task: counts["agree"] for task, counts in summary["by_task"].items()} == {
         "red_black_tree/insert": 2, "red_black_tree/delete": 1, "trie/compound_preorder": 1,
         "dawg/compound_states": 1, "suffix_tree/construct_preorder": 1, "geometric_graph/bfs": 1,
-        "dsu/compound_roots": 1, "red_black_tree/tree_compound": 2}
+        "dsu/compound_roots": 1, "red_black_tree/tree_compound": 2, "red_black_tree/compound": 1}
     con = duckdb.connect()
     con.execute(INSTANCES.view_sql(str(out)))
     con.execute(REFERENCE_CHECKS.view_sql(str(out)))
@@ -66,3 +69,5 @@ def test_the_added_formats_import_and_agree_with_thmforge(tmp_path, capsys):
     assert (json.loads(spec)["start"], json.loads(answer), variant) == (0, [0, 3, 1], "2d")   # points as node numbers
     assert json.loads(con.execute("SELECT spec FROM instances WHERE structure = 'suffix_tree'").fetchone()[0]) == {
         "string": "aba"}
+    assert json.loads(con.execute("SELECT answer FROM instances WHERE task = 'compound' AND structure = 'red_black_tree'")
+                      .fetchone()[0]) == [[5, "B"], [[5, "R"], None, None], [[5, "R"], None, None]]

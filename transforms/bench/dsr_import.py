@@ -30,7 +30,8 @@ import dataclasses
 import re
 from typing import Any, Callable
 
-from transforms.bench.structures import bst
+from transforms.bench.registry import SpecError, get_task
+from transforms.bench.structures import bst, red_black_tree
 from transforms.bench.structures.ball_tree import DECIMALS
 
 DIFFICULTY = re.compile(r"(easy|medium|hard)")
@@ -360,30 +361,54 @@ def parse_skip_list(block: list[Line]) -> DsrItem:
                    len(operations), block[0][0])
 
 
-def _coloured_tree(preorder: list) -> list | None:
-    """The red-black tree with this preorder of [key, colour] (a BST: keys inserted in preorder,
-    equal keys to the right, rebuild it), as thmforge's null | [[key, "R"|"B"], left, right]."""
-    colours: dict[int, list[str]] = {}
-    for key, colour in preorder:
-        colours.setdefault(key, []).append(str(colour).upper()[:1])
+def _search_readings(items: list, start: int, low: Any, high: Any):
+    """Every way items[start:] begins with a search subtree whose keys lie in [low, high] (None for an
+    empty one), as (tree, index after it); an equal key is tried in the right subtree first."""
+    if start < len(items) and (low is None or items[start][0] >= low) and (high is None or items[start][0] <= high):
+        key, colour = items[start]
+        for left, after_left in [(None, start + 1), *_nonempty(_search_readings(items, start + 1, low, key))]:
+            for right, after in _search_readings(items, after_left, key, high):
+                yield [[key, colour], left, right], after
+    yield None, start
 
-    def nest(node):
-        if node is None:
-            return None
-        return [[node.key, colours[node.key].pop(0)], nest(node.left), nest(node.right)]
-    root = bst.build([key for key, _ in preorder])
-    ordered = [key for key in bst.traverse(root, "pre")]
-    if ordered != [key for key, _ in preorder]:
-        raise DsrFormatError("the preorder is not that of a binary search tree")
-    return nest(root)
+
+def _nonempty(readings):
+    return ((tree, after) for tree, after in readings if tree is not None)
+
+
+def _coloured_tree(preorder: list, task_id: str | None = None, spec: dict | None = None) -> list | None:
+    """The red-black tree with this preorder of [key, colour] as thmforge's null | [[key, "R"|"B"], left,
+    right]. Distinct keys determine it; a repeated key may sit in either subtree of an equal one (rotations
+    move it), so every search-tree reading whose colours make a red-black tree is a candidate: DSR-Bench's
+    preorder cannot tell them apart, so when the operations of `spec` produce one of them, that one is it,
+    else the first (equal keys to the right first, where insertion puts them)."""
+    items = [[key, str(colour).upper()[:1]] for key, colour in preorder]
+    candidates = []
+    for tree, after in _search_readings(items, 0, None, None):
+        if after == len(items):
+            try:
+                red_black_tree.RedBlackTree.load(tree)
+            except SpecError:
+                continue
+            candidates.append(tree)
+    if not candidates:
+        raise DsrFormatError("the preorder is not that of a red-black tree (no search-tree reading has valid colours)")
+    if len(candidates) > 1 and task_id is not None:
+        try:
+            produced = get_task(task_id).solve(spec)
+        except SpecError:
+            produced = None
+        if produced in candidates:
+            return produced
+    return candidates[0]
 
 
 def parse_rb_construct(block: list[Line]) -> DsrItem:
     if len(block) != 3 or not re.match(r"^Tree \d+$", block[0][1]):
         raise DsrFormatError(f"line {block[0][0]}: expected 'Tree N', 'Values: [...]', 'Pre-order: [...]'")
-    keys = _prefixed(block[1], "Values:")
-    return DsrItem("red_black_tree/construct", {"keys": keys}, _coloured_tree(_prefixed(block[2], "Pre-order:")),
-                   len(keys), block[0][0])
+    spec = {"keys": _prefixed(block[1], "Values:")}
+    answer = _coloured_tree(_prefixed(block[2], "Pre-order:"), "red_black_tree/construct", spec)
+    return DsrItem("red_black_tree/construct", spec, answer, len(spec["keys"]), block[0][0])
 
 
 def parse_rb_compound(block: list[Line]) -> DsrItem:
@@ -394,9 +419,9 @@ def parse_rb_compound(block: list[Line]) -> DsrItem:
         if name not in ("Insert", "Delete"):
             raise _unknown("red-black tree", number, line)
         operations.append([name.lower(), *_ints([key.strip()], number)])
-    answer = _coloured_tree(_prefixed(block[-1], "Pre-order:"))
-    return DsrItem("red_black_tree/compound", {"keys": [], "operations": operations}, answer, len(operations),
-                   block[0][0])
+    spec = {"keys": [], "operations": operations}
+    answer = _coloured_tree(_prefixed(block[-1], "Pre-order:"), "red_black_tree/compound", spec)
+    return DsrItem("red_black_tree/compound", spec, answer, len(operations), block[0][0])
 
 
 def nodes_to_tree(level_order: list[list[int]]) -> list:
@@ -523,13 +548,13 @@ def _bare_list(line: Line, prefix: str) -> list[str]:
     return [item.strip() for item in found[1].split(",") if item.strip()]
 
 
-def _coloured_answer(block: list[Line]) -> list | None:
+def _coloured_answer(block: list[Line], task_id: str, spec: dict) -> list | None:
     """'Pre-order: [keys]' and 'Pre-color: [b,r,...]' (lines 2 and 3 of the block) -> the coloured tree."""
     keys = _ints(_bare_list(block[1], "Pre-order:"), block[1][0])
     colours = _bare_list(block[2], "Pre-color:")
     if len(colours) != len(keys) or any(c.lower() not in COLOURS for c in colours):
         raise DsrFormatError(f"line {block[2][0]}: expected one colour b or r per key of the pre-order")
-    return _coloured_tree([[key, colour] for key, colour in zip(keys, colours)])
+    return _coloured_tree([[key, colour] for key, colour in zip(keys, colours)], task_id, spec)
 
 
 def rb_one_operation(name: str) -> Callable[[list[Line], list[Line]], DsrItem]:
@@ -540,13 +565,15 @@ def rb_one_operation(name: str) -> Callable[[list[Line], list[Line]], DsrItem]:
             raise DsrFormatError(f"line {block[0][0]}: expected '{name.title()}: k', Pre-order, Pre-color, "
                                  "Post-order and Post-color lines")
         key = _prefixed(block[0], f"{name.title()}:")
-        given, answer = coloured_input_tree(tree), _coloured_answer(block)
+        given = coloured_input_tree(tree)
+        spec = {"tree": given, name: key}
+        answer = _coloured_answer(block, f"red_black_tree/{name}", spec)
         before, after = sorted(_keys(given)), _keys(answer)
         expected = sorted(before + [key]) if name == "insert" else _without(before, key)
         if sorted(after) != expected:
             raise DsrFormatError(f"line {block[0][0]}: the answer's keys are not the input tree's keys with {key} "
                                  f"{name}d (input {tree[0][1]!r} does not belong to this answer)")
-        return DsrItem(f"red_black_tree/{name}", {"tree": given, name: key}, answer,
+        return DsrItem(f"red_black_tree/{name}", spec, answer,
                        len(before), block[0][0])
     return parse
 
@@ -560,8 +587,8 @@ def parse_rb_tree_compound(block: list[Line], tree: list[Line]) -> DsrItem:
             raise _unknown("red-black tree", number, line)
         operations.append([name.lower(), *_ints([key.strip()], number)])
     spec = {"tree": coloured_input_tree(tree), "operations": operations}
-    return DsrItem("red_black_tree/tree_compound", spec, _coloured_tree(_prefixed(block[-1], "Pre-order:")),
-                   len(operations), block[0][0])
+    answer = _coloured_tree(_prefixed(block[-1], "Pre-order:"), "red_black_tree/tree_compound", spec)
+    return DsrItem("red_black_tree/tree_compound", spec, answer, len(operations), block[0][0])
 
 
 def _keys(tree: list | None) -> list[int]:

@@ -411,17 +411,21 @@ def parse_rb_construct(block: list[Line]) -> DsrItem:
     return DsrItem("red_black_tree/construct", spec, answer, len(spec["keys"]), block[0][0])
 
 
-def parse_rb_compound(block: list[Line]) -> DsrItem:
-    """'Tree N', 'Insert: k' / 'Delete: k' lines from an empty tree, 'Pre-order: [[k, colour], ...]'."""
+def parse_rb_compound(block: list[Line], tree: list[Line] | None = None) -> DsrItem:
+    """'Tree N', 'Insert: k' / 'Delete: k' lines, 'Pre-order: [[k, colour], ...]': from an empty tree, or
+    (construct_compound) from input tree N given with its colours."""
     operations = []
     for number, line in block[1:-1]:
         name, _, key = line.partition(":")
         if name not in ("Insert", "Delete"):
             raise _unknown("red-black tree", number, line)
         operations.append([name.lower(), *_ints([key.strip()], number)])
-    spec = {"keys": [], "operations": operations}
-    answer = _coloured_tree(_prefixed(block[-1], "Pre-order:"), "red_black_tree/compound", spec)
-    return DsrItem("red_black_tree/compound", spec, answer, len(operations), block[0][0])
+    if tree is None:
+        task_id, spec = "red_black_tree/compound", {"keys": [], "operations": operations}
+    else:
+        task_id, spec = "red_black_tree/tree_compound", {"tree": coloured_input_tree(tree), "operations": operations}
+    answer = _coloured_tree(_prefixed(block[-1], "Pre-order:"), task_id, spec)
+    return DsrItem(task_id, spec, answer, len(operations), block[0][0])
 
 
 def nodes_to_tree(level_order: list[list[int]]) -> list:
@@ -576,19 +580,6 @@ def rb_one_operation(name: str) -> Callable[[list[Line], list[Line]], DsrItem]:
         return DsrItem(f"red_black_tree/{name}", spec, answer,
                        len(before), block[0][0])
     return parse
-
-
-def parse_rb_tree_compound(block: list[Line], tree: list[Line]) -> DsrItem:
-    """'Tree N', 'Insert: k' / 'Delete: k' lines applied to input tree N, 'Pre-order: [[k, colour], ...]'."""
-    operations = []
-    for number, line in block[1:-1]:
-        name, _, key = line.partition(":")
-        if name not in ("Insert", "Delete"):
-            raise _unknown("red-black tree", number, line)
-        operations.append([name.lower(), *_ints([key.strip()], number)])
-    spec = {"tree": coloured_input_tree(tree), "operations": operations}
-    answer = _coloured_tree(_prefixed(block[-1], "Pre-order:"), "red_black_tree/tree_compound", spec)
-    return DsrItem("red_black_tree/tree_compound", spec, answer, len(operations), block[0][0])
 
 
 def _keys(tree: list | None) -> list[int]:
@@ -818,7 +809,7 @@ FORMATS = (
                  rb_one_operation(name), inputs="generation/rb_tree/rbt_input_{d}.txt", split_inputs=headed("Tree "))
       for name in ("insert", "delete")),
     FileFormat(r"^generation/rb_tree/construct_compound/rbt_construct_compound_(easy|medium|hard)\.txt$",
-               headed("Tree "), parse_rb_tree_compound, inputs="generation/rb_tree/rbt_input_{d}.txt",
+               headed("Tree "), parse_rb_compound, inputs="generation/rb_tree/rbt_input_{d}.txt",
                split_inputs=headed("Tree ")),
     FileFormat(r"^generation/trie/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_trie),
     FileFormat(r"^generation/dawg/compound/compound_(easy|medium|hard)\.txt$", answer_terminated, parse_dawg),

@@ -7,11 +7,17 @@ scans every stored vector instead (the recall reference). Without an index (a sm
 changed since it was indexed), the theorems joined with their papers are materialized into an
 in-memory table (`search_corpus`), vector search is exact over the stored embeddings
 (`retrieval.vectors`) and the BM25 index is built on first use.
+
+A searcher may be used from many threads at once: each thread queries through its own cursor of
+the searcher's connection (DuckDB runs them concurrently on one database, so every table and index
+lives in that database, never in one connection's temp schema), and what is loaded on first use is
+loaded once, under a lock.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 from typing import Optional, Sequence
 
 import duckdb
@@ -145,6 +151,8 @@ class Searcher:
         self._vectors: Optional[vectors.VectorTable] = None    # in-memory exact search's table
         self._index: Optional[vector_index.VectorIndex] = None
         self._encoder = None
+        self._loading = threading.RLock()       # what is loaded on first use, once
+        self._local = threading.local()         # each thread's cursor
         try:
             self.shards = vector_index.fresh_plan(catalog.root)
         except ValueError as exc:
@@ -159,7 +167,7 @@ class Searcher:
         self.con = catalog.con
         self._lexical_ready = False
         try:
-            self.size = materialize(self.con)
+            self.size = materialize(self.con, persistent=True)   # in the catalog's in-memory database
         except duckdb.Error as exc:
             raise UsageError(f"{catalog.root}: cannot read theorems ({exc})") from None
 
@@ -169,10 +177,20 @@ class Searcher:
         return self.shards is not None
 
     # --- query embedding -------------------------------------------------------------------
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's connection to the searcher's database (a cursor of `con`, made on first use)."""
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            with self._loading:
+                cursor = self._local.cursor = self.con.cursor()
+        return cursor
+
     @property
     def encoder(self):
         if self._encoder is None:
-            self._encoder = self._load_encoder()
+            with self._loading:
+                if self._encoder is None:
+                    self._encoder = self._load_encoder()
         return self._encoder
 
     def _load_encoder(self):
@@ -208,7 +226,7 @@ class Searcher:
     # --- rankings (doc ids best first, with scores) -----------------------------------------
     def _run(self, sql: str, params) -> list[tuple[int, float]]:
         try:
-            return [(int(d), float(s)) for d, s in self.con.execute(sql, params).fetchall()]
+            return [(int(d), float(s)) for d, s in self.cursor().execute(sql, params).fetchall()]
         except duckdb.Error as exc:
             raise UsageError(f"search failed: {exc}") from None
 
@@ -229,31 +247,43 @@ class Searcher:
         return docs, vectors.normalized(matrix, in_place=True)
 
     def _vector_table(self) -> vectors.VectorTable:
-        """The in-memory table exact search scans, loaded on first use."""
+        """The in-memory table exact search scans, loaded on first use and registered (an Arrow
+        table registration belongs to one connection) on this thread's cursor."""
         if self._vectors is None:
-            docs, matrix = self._unit_vectors()
-            self._vectors = vectors.register(self.con, f"vectors_{self.column}", docs, matrix)
+            with self._loading:
+                if self._vectors is None:
+                    docs, matrix = self._unit_vectors()
+                    self._vectors = vectors.register(self.con, f"vectors_{self.column}", docs, matrix)
+        if getattr(self._local, "vectors", None) is not self._vectors:
+            self.cursor().register(self._vectors.name, self._vectors.table)
+            self._local.vectors = self._vectors
         return self._vectors
 
     def _vector_index(self) -> vector_index.VectorIndex:
         """The persisted index of this representation, opened (memory-mapped) on first use."""
-        if self._index is None:
-            try:
-                self._index = vector_index.open_index(self.catalog.root, self.representation, self.shards)
-            except (RuntimeError, ValueError) as exc:
-                raise UsageError(f"cannot open the vector index: {exc}") from None
+        if self._index is not None:
+            return self._index
+        with self._loading:
+            if self._index is None:
+                try:
+                    self._index = vector_index.open_index(self.catalog.root, self.representation, self.shards)
+                except (RuntimeError, ValueError) as exc:
+                    raise UsageError(f"cannot open the vector index: {exc}") from None
             if self._index is None:
                 raise UsageError(f"the index has no current {self.representation!r} vectors: run "
                                  f"`thmforge index {self.catalog.root} --representation {self.representation}`")
         return self._index
 
     def _build_lexical_index(self) -> None:
-        if not self._lexical_ready:
-            try:
-                lexical.build_index(self.con)
-            except duckdb.Error as exc:
-                raise UsageError(f"cannot build the full-text index: {exc}") from None
-            self._lexical_ready = True
+        if self._lexical_ready:
+            return
+        with self._loading:
+            if not self._lexical_ready:
+                try:
+                    lexical.build_index(self.con)
+                except duckdb.Error as exc:
+                    raise UsageError(f"cannot build the full-text index: {exc}") from None
+                self._lexical_ready = True
 
     def prepare(self) -> None:
         """Load the query model and build every index now, so that no request pays for it."""
@@ -276,7 +306,8 @@ class Searcher:
         if where == "true":
             return None
         try:
-            rows = self.con.execute(f"SELECT doc FROM search_corpus c WHERE {where} ORDER BY doc", params).fetchnumpy()
+            rows = self.cursor().execute(f"SELECT doc FROM search_corpus c WHERE {where} ORDER BY doc",
+                                         params).fetchnumpy()
         except duckdb.Error as exc:
             raise UsageError(f"search failed: {exc}") from None
         return np.asarray(rows["doc"], dtype=np.int64)
@@ -328,7 +359,7 @@ class Searcher:
         if not ranked:
             return ranked
         docs = [d for d, _ in ranked]
-        texts = dict(self.con.execute(
+        texts = dict(self.cursor().execute(
             "SELECT doc, coalesce(description, snippet_text) FROM search_corpus WHERE list_contains(?, doc)",
             [docs]).fetchall())
         scores = self.reranker.score(query, [texts[d] for d in docs])
@@ -339,7 +370,7 @@ class Searcher:
         if not ranked:
             return []
         docs = [d for d, _ in ranked]
-        rows = self.con.execute(
+        rows = self.cursor().execute(
             f"SELECT doc, {', '.join(_HIT_COLUMNS)} FROM search_corpus WHERE list_contains(?, doc)", [docs]
         ).fetchall()
         by_doc = {row[0]: row[1:] for row in rows}

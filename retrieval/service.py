@@ -6,8 +6,11 @@ JSON schema), so the OpenAPI document and the MCP tool schema state exactly what
 """
 from __future__ import annotations
 
+import concurrent.futures
+import os
+import queue
 import threading
-from typing import Annotated, Literal, Optional, get_type_hints
+from typing import Annotated, Callable, Literal, Optional, Sequence, get_type_hints
 
 import duckdb
 from annotated_types import Ge, Le
@@ -23,6 +26,14 @@ from transforms.sources import SOURCE_MODULES
 
 MAX_QUERY_CHARS = 2000
 MAX_RESULTS = 100
+MAX_EMBED_BATCH = 32    # queries encoded in one forward pass at most
+
+
+def default_workers() -> int:
+    """Request threads: four per usable core (a search waits on its embedding and on DuckDB, whose
+    own threads do the work), at least 8 and at most 64."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(8, min(64, 4 * cores))
 
 
 def _no_lone_surrogates(value: str) -> str:
@@ -167,18 +178,74 @@ class NotFound(Exception):
     pass
 
 
+class QueryEmbedder:
+    """Embeds the queries of many threads on one encoder thread, in batches: whatever queued while
+    the encoder was busy goes through it as one forward pass (up to `max_batch`; duplicates once).
+    No waiting for a batch to fill: a lone query is encoded at once. The encoder itself is never
+    called from two threads (a fast tokenizer refuses concurrent calls).
+
+    A vector computed in a batch may differ from the same query's vector computed alone in the
+    last bit of a float (the matrix shapes differ); `max_batch=1` makes each one alone."""
+
+    def __init__(self, encode: Callable[[Sequence[str]], Sequence], max_batch: int = MAX_EMBED_BATCH):
+        if max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        self._encode = encode
+        self.max_batch = max_batch
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: Optional[threading.Thread] = None
+        self._starting = threading.Lock()
+
+    def submit(self, text: str) -> concurrent.futures.Future:
+        """A future of `text`'s vector (a list of floats)."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((text, future))
+        if self._thread is None:
+            with self._starting:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._serve, name="query-embedder", daemon=True)
+                    self._thread.start()
+        return future
+
+    def embed(self, text: str) -> list[float]:
+        return self.submit(text).result()
+
+    def _serve(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            self._answer(batch)
+
+    def _answer(self, batch: list) -> None:
+        texts = list(dict.fromkeys(text for text, _ in batch))
+        try:
+            vectors = dict(zip(texts, (v.tolist() for v in self._encode(texts))))
+        except Exception as exc:        # every waiting request gets the error
+            if len(texts) > 1:          # one bad query fails alone, not its batch
+                for item in batch:
+                    self._answer([item])
+                return
+            for _, future in batch:
+                future.set_exception(exc)
+            return
+        for text, future in batch:
+            future.set_result(vectors[text])
+
+
 class SearchService:
     """The searcher behind the app and the MCP tools, safe to call from many threads.
 
-    Lookups use a DuckDB cursor per thread and run concurrently. A search holds the encoder only
-    while embedding its query and the searcher's connection only while ranking (its in-memory
-    tables and indexes are local to that one connection), so one request's embedding overlaps
-    another's ranking."""
+    Searches run concurrently: each thread ranks and reads hits through its own cursor of the
+    searcher's database (`Searcher.cursor`), faiss and NumPy release the GIL, and query embeddings
+    are batched across threads by a `QueryEmbedder`. Lookups use a cursor of the catalog per thread."""
 
-    def __init__(self, searcher: Searcher):
+    def __init__(self, searcher: Searcher, *, max_embed_batch: int = MAX_EMBED_BATCH):
         self.searcher = searcher
-        self._encoder_lock = threading.Lock()
-        self._engine_lock = threading.Lock()
+        self.embedder = QueryEmbedder(lambda texts: searcher.encoder.encode_queries(texts), max_embed_batch)
         self._local = threading.local()
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
@@ -192,13 +259,9 @@ class SearchService:
             return {"results": [], "mode": request.mode, "n_results": 0}   # schema-valid: an empty range, no hits
         filters = request.filters()
         query = request.query.strip()
-        vector = None
-        if request.mode != "lexical":
-            with self._encoder_lock:
-                vector = self.searcher.embed_query(query)
-        with self._engine_lock:
-            hits = self.searcher.hits(self.searcher.ranking(query, request.n_results, filters, request.mode,
-                                                            vector=vector))
+        vector = self.embedder.embed(query) if request.mode != "lexical" else None
+        hits = self.searcher.hits(self.searcher.ranking(query, request.n_results, filters, request.mode,
+                                                        vector=vector))
         return {"results": [hit_record(h) for h in hits], "mode": request.mode, "n_results": len(hits)}
 
     def statement(self, theorem_id: str) -> dict:

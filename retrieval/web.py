@@ -26,7 +26,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from retrieval.service import (Error, Health, NotFound, Paper, SearchRequest, SearchResponse, SearchService,
-                               Statement)
+                               Statement, default_workers)
 from schemas.errors import UsageError
 
 STATIC_DIR = pathlib.Path(__file__).with_name("static")
@@ -144,9 +144,10 @@ _NOT_FOUND = {**_BAD_REQUEST, 404: {"model": Error, "description": "no such id"}
 
 
 def create_app(service: SearchService, *, cors_origins: Sequence[str] = (), mcp_host: Optional[str] = "127.0.0.1",
-               worker_threads: int = 8, body_deadline: float = BODY_DEADLINE_S) -> FastAPI:
+               worker_threads: Optional[int] = None, body_deadline: float = BODY_DEADLINE_S) -> FastAPI:
     """The application; `mcp_host` (the address served, for the MCP transport's DNS-rebinding
-    check) None leaves the MCP endpoint out."""
+    check) None leaves the MCP endpoint out; `worker_threads` bounds the threads answering requests
+    (default `retrieval.service.default_workers`)."""
     mcp_server = None
     if mcp_host is not None:
         from retrieval.mcp_tools import build_mcp_server
@@ -156,7 +157,7 @@ def create_app(service: SearchService, *, cors_origins: Sequence[str] = (), mcp_
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
-        anyio.to_thread.current_default_thread_limiter().total_tokens = worker_threads   # the bounded pool
+        anyio.to_thread.current_default_thread_limiter().total_tokens = worker_threads or default_workers()
         async with (mcp_server.session_manager.run() if mcp_server else contextlib.nullcontext()):
             yield
 

@@ -3,8 +3,10 @@
 Starts `thmforge serve CORPUS --port 0` from each given checkout (so an older server, e.g. a
 `git worktree` of main, runs on the same corpus), waits for it to print its address, then at each
 concurrency keeps that many keep-alive connections busy with `POST /search` for `--seconds`.
-Prints requests/s, p50/p99 latency, errors, the server's thread count (peak while loaded) and
-resident memory before and after, and each server's requests/s as a ratio to the first one.
+The servers are loaded in turn at each mode and concurrency (back to back, so that a shared
+machine's load drifts as little as possible between the runs compared). Prints requests/s,
+p50/p99 latency, errors, the server's thread count (peak while loaded), resident memory before
+and after, the machine's 1-minute load average, and each server's requests/s as a ratio to the first one.
 
     .venv/bin/python benchmarks/serve_load.py out/demo --checkout OLD=/path/to/main-worktree --checkout NEW=.
 """
@@ -113,26 +115,38 @@ def main() -> int:
                         help="a checkout whose `thmforge serve` to load (repeat; the first is the baseline)")
     parser.add_argument("--concurrency", default="1,8,64")
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--mode", default="vector", choices=("vector", "lexical", "hybrid"))
+    parser.add_argument("--mode", default="vector", help="vector, lexical, hybrid, or several: vector,lexical")
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
+    modes = args.mode.split(",")
+    if not set(modes) <= {"vector", "lexical", "hybrid"}:
+        parser.error("--mode: vector, lexical or hybrid (comma-separated)")
     corpus = str(pathlib.Path(args.corpus).resolve())
-    baseline = {}    # requests/s of the first checkout at each concurrency
-    for spec in args.checkout:
-        name, _, path = spec.partition("=")
-        proc, port = start_server(pathlib.Path(path).resolve(), corpus, [])
-        try:
-            load(port, proc.pid, 1, 2.0, args.mode)            # warm-up: first queries load lazy state
-            before = proc_status(proc.pid)
+    servers = []     # (name, process, port)
+    try:
+        for spec in args.checkout:
+            name, _, path = spec.partition("=")
+            proc, port = start_server(pathlib.Path(path).resolve(), corpus, [])
+            servers.append((name, proc, port))
+        before = {}
+        for name, proc, port in servers:
+            for mode in modes:
+                load(port, proc.pid, 1, 2.0, mode)       # warm-up: first queries load lazy state
+            before[name] = proc_status(proc.pid)
+        for mode in modes:
             for concurrency in levels:
-                result = load(port, proc.pid, concurrency, args.seconds, args.mode)
-                after = proc_status(proc.pid)
-                ratio = result["rps"] / baseline.setdefault(concurrency, result["rps"] or float("nan"))
-                print(f"{name:>6} c={concurrency:<3} {result['rps']:8.1f} req/s  p50 {result['p50']:8.1f} ms  "
-                      f"p99 {result['p99']:8.1f} ms  errors {result['errors']:<5} threads {result['threads']:<5} "
-                      f"RSS {before['VmRSS'] / 1024:.0f} -> {after['VmRSS'] / 1024:.0f} MiB  "
-                      f"x{ratio:.2f} of {args.checkout[0].partition('=')[0]}", flush=True)
-        finally:
+                baseline = None     # requests/s of the first checkout
+                for name, proc, port in servers:
+                    result = load(port, proc.pid, concurrency, args.seconds, mode)
+                    after = proc_status(proc.pid)
+                    baseline = baseline or result["rps"] or float("nan")
+                    print(f"{mode:>7} {name:>6} c={concurrency:<3} {result['rps']:8.1f} req/s  p50 {result['p50']:8.1f} ms"
+                          f"  p99 {result['p99']:8.1f} ms  errors {result['errors']:<5} threads {result['threads']:<5} "
+                          f"RSS {before[name]['VmRSS'] / 1024:.0f} -> {after['VmRSS'] / 1024:.0f} MiB  "
+                          f"load {os.getloadavg()[0]:5.1f}  x{result['rps'] / baseline:.2f} of {servers[0][0]}",
+                          flush=True)
+    finally:
+        for _, proc, _ in servers:
             proc.terminate()
             proc.wait(timeout=60)
     return 0

@@ -6,13 +6,15 @@ path or a name already in the Hugging Face cache (the hub is never contacted: HF
 from __future__ import annotations
 
 import os
+import threading
 from typing import Sequence
 
 from schemas.errors import UsageError
 
 
 class CrossEncoderReranker:
-    """Scores (query, text) pairs jointly; higher is more relevant."""
+    """Scores (query, text) pairs jointly; higher is more relevant. One call at a time: a server's
+    threads share it, and a fast tokenizer refuses concurrent calls."""
 
     def __init__(self, model: str, batch_size: int = 32, max_length: int = 512):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,10 +29,12 @@ class CrossEncoderReranker:
                              "give a local model directory") from None
         self.name = model
         self.batch_size = batch_size
+        self._lock = threading.Lock()
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        scores = self.model.predict([(query, t or "") for t in texts], batch_size=self.batch_size,
-                                    show_progress_bar=False)
+        with self._lock:
+            scores = self.model.predict([(query, t or "") for t in texts], batch_size=self.batch_size,
+                                        show_progress_bar=False)
         return [float(s) for s in scores]
 
 

@@ -176,7 +176,6 @@ class Searcher:
         """Whether queries use the persisted index (else the in-memory tables)."""
         return self.shards is not None
 
-    # --- query embedding -------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's connection to the searcher's database (a cursor of `con`, made on first use)."""
         cursor = getattr(self._local, "cursor", None)
@@ -185,6 +184,7 @@ class Searcher:
                 cursor = self._local.cursor = self.con.cursor()
         return cursor
 
+    # --- query embedding -------------------------------------------------------------------
     @property
     def encoder(self):
         if self._encoder is None:

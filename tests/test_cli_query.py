@@ -114,7 +114,7 @@ def test_eval_retrieval_command(capfd, corpus, tmp_path):
 def test_serve_command_over_loopback(corpus):
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "runners.cli", "serve", str(corpus), "--port", "0",
-                             "--cors-origin", "https://example.org"],
+                             "--cors-origin", "https://example.org", "--threads", "3", "--embed-batch", "4"],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         url = None
@@ -139,6 +139,12 @@ def test_serve_command_over_loopback(corpus):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_serve_rejects_bad_pool_sizes(capfd, corpus):
+    for flag, value in (("--threads", "0"), ("--threads", "257"), ("--embed-batch", "0")):
+        code, _, err = run_cli(capfd, "serve", corpus, flag, value)
+        assert code == 2 and f"{flag}: 1 to" in err
 
 
 class Terminal:

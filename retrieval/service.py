@@ -224,7 +224,7 @@ class QueryEmbedder:
     def _answer(self, batch: list) -> None:
         texts = list(dict.fromkeys(text for text, _ in batch))
         try:
-            vectors = dict(zip(texts, (v.tolist() for v in self._encode(texts))))
+            vectors = {text: vector.tolist() for text, vector in zip(texts, self._encode(texts), strict=True)}
         except Exception as exc:        # every waiting request gets the error
             if len(texts) > 1:          # one bad query fails alone, not its batch
                 for item in batch:

@@ -26,6 +26,7 @@ from transforms.bench.dsr_import import (FORMATS, NOT_INSTANCE_FILES, DsrFormatE
                                         file_format)
 from transforms.bench.instances import canonical_json, instance_row
 from transforms.bench.registry import DIFFICULTIES, SpecError, get_task
+from transforms.bench.structures.kd_tree import is_median_split
 from transforms.scoring.canonical import AnswerShapeError, canonicalize, serialize
 from transforms.scoring.tables import write_instances
 
@@ -56,16 +57,16 @@ def compare(task_id: str, spec: dict, theirs: Any) -> tuple[bool, str | None, st
     ours, reference = serialize(canonicalize(mine, task.answer_type)), serialize(canonicalize(theirs, task.answer_type))
     if ours == reference:
         return True, canonical_json(mine), None
-    return False, canonical_json(mine), difference_reason(task_id, spec)
+    return False, canonical_json(mine), difference_reason(task_id, spec, theirs)
 
 
-def difference_reason(task_id: str, spec: dict) -> str:
-    """The known cause of a disagreement, when the spec shows it; a plain statement otherwise."""
+def difference_reason(task_id: str, spec: dict, theirs) -> str:
+    """The known cause of a disagreement, when the spec and DSR-Bench's answer show it; a plain statement otherwise."""
     if task_id.startswith("kd_tree/"):
-        points = spec["points"]
-        if any(len({p[axis] for p in points}) < len(points) for axis in range(len(points[0]))):
-            return ("points tie on a splitting coordinate: thmforge breaks ties by the next coordinates cyclically "
-                    "(its stated rule); DSR-Bench's order for equal keys is NumPy's sort order")
+        if is_median_split(spec["points"], theirs):
+            return ("points tie on a splitting coordinate: DSR-Bench's tree is a median-split tree for another order "
+                    "of the tied points; thmforge breaks ties by the next coordinates cyclically (its stated rule)")
+        return "DSR-Bench's tree is not a median-split K-D tree of these points"
     if task_id == "bst/natural_clinic":
         times = [e[1] for e in spec["events"] if e[0] == "book"]
         if len(times) != len(set(times)):

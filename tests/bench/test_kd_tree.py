@@ -6,7 +6,7 @@ import pytest
 from scipy.spatial import cKDTree
 
 from transforms.bench.registry import get_task
-from transforms.bench.structures import kd_tree  # noqa: F401  (registers its tasks)
+from transforms.bench.structures import kd_tree
 
 CONSTRUCT = get_task("kd_tree/construct")
 
@@ -117,3 +117,14 @@ def test_invalid_specs_are_rejected(spec, message):
 def test_prompt_states_the_rules():
     parts = CONSTRUCT.prompt({"points": [[1, 2, 3]]})
     assert "len // 2" in parts.rules and "ties" in parts.rules and "mod 3" in parts.rules
+
+
+def test_a_median_split_tree_under_another_tie_order_is_told_from_a_wrong_tree():
+    points = [[5, 1], [5, 2], [1, 9]]
+    ours = kd_tree.build(points)
+    assert ours == [[5, 1], [[1, 9], None, None], [[5, 2], None, None]]
+    other_tie_order = [[5, 2], [[1, 9], None, None], [[5, 1], None, None]]
+    assert kd_tree.is_median_split(points, ours) and kd_tree.is_median_split(points, other_tie_order)
+    assert not kd_tree.is_median_split(points, [[1, 9], [[5, 1], None, None], [[5, 2], None, None]])  # not the median
+    assert not kd_tree.is_median_split(points, [[5, 2], None, [[1, 9], None, [[5, 1], None, None]]])  # unbalanced
+    assert not kd_tree.is_median_split(points, [[5, 2], [[1, 9], None, None], [[5, 3], None, None]])  # other points

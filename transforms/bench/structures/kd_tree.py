@@ -62,6 +62,25 @@ def solve_construct(spec: dict) -> list | None:
     return build(validated_points(spec))
 
 
+def tree_points(tree: list | None) -> list[list[int]]:
+    """The points of a [point, left, right] tree, in preorder."""
+    return [] if tree is None else [tree[0], *tree_points(tree[1]), *tree_points(tree[2])]
+
+
+def is_median_split(points: list[list[int]], tree: list | None, depth: int = 0) -> bool:
+    """Whether `tree` is a median-split K-D tree of `points` for SOME order of points that are equal on a
+    node's axis: the rule above without its tie-break, which tells a tie-order difference from a wrong tree."""
+    if tree is None or not points:
+        return tree is None and not points
+    axis, (point, left, right) = depth % len(points[0]), tree
+    left_points, right_points = tree_points(left), tree_points(right)
+    median = len(points) // 2
+    return (sorted(points) == sorted([point, *left_points, *right_points])
+            and point[axis] == sorted(p[axis] for p in points)[median] and len(left_points) == median
+            and all(p[axis] <= point[axis] for p in left_points) and all(p[axis] >= point[axis] for p in right_points)
+            and is_median_split(left_points, left, depth + 1) and is_median_split(right_points, right, depth + 1))
+
+
 def distinct_axis_points(rng: random.Random, count: int, dimension: int) -> list[list[int]]:
     """Points whose values are distinct on every axis (no ties), within VALUE_RANGE."""
     low, high = VALUE_RANGE

@@ -73,3 +73,10 @@ def _references():
 ])
 def test_references_print_as_the_pdf_does(latex, printed):
     assert render_text(latex, references=_references()) == (printed, [])
+
+
+def test_cref_without_labels_prints_like_a_missing_label():
+    """An author's macro can pass `\\cref{}` nothing: LaTeX prints ?? and the paper must not fail."""
+    from transforms.latex.references import NO_REFERENCES, resolve_references
+
+    assert resolve_references(r"see \cref{} and \Cref{}.", NO_REFERENCES, lambda text: text) == "see ?? and ??."

@@ -78,6 +78,8 @@ def _number(target: Optional[LabelTarget]) -> str:
 
 def _cref(names: list[str], refs: References, capital: bool) -> str:
     """cleveref: consecutive labels of one kind share a (plural) name, the last joined by "and"."""
+    if not names:                       # \cref{} (an author's macro passing no label) prints like a missing one
+        return UNKNOWN
     runs: list[tuple[str, list[str]]] = []
     for name in names:
         target = refs.labels.get(name)

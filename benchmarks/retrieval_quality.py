@@ -44,10 +44,11 @@ RERANK_DEPTH = 50
 K = 20
 
 
-def load_sets(auto: pathlib.Path) -> dict[str, tuple[list[Query], list[dict]]]:
-    """name -> (queries, raw records); the written set first."""
+def load_sets(auto: pathlib.Path, written: bool = True) -> dict[str, tuple[list[Query], list[dict]]]:
+    """name -> (queries, raw records); the written set first (its gold is in the shared books and papers)."""
     sets = {}
-    for name, path in [("written", EVALSETS / "queries.jsonl"), *((p.stem, p) for p in sorted(auto.glob("*.jsonl")))]:
+    paths = [("written", EVALSETS / "queries.jsonl")] if written else []
+    for name, path in [*paths, *((p.stem, p) for p in sorted(auto.glob("*.jsonl")))]:
         lines = path.read_text(encoding="utf-8").splitlines()
         sets[name] = (parse_queries(lines, str(path)), [json.loads(line) for line in lines if line.strip()])
     return sets
@@ -158,6 +159,8 @@ def main() -> None:
     parser.add_argument("--template", nargs="+", default=list(TEMPLATES), choices=TEMPLATES)
     parser.add_argument("--cache", default=str(REPO / "out" / "quality-cache"), help="embedding cache folder")
     parser.add_argument("--json-out", help="write every cell here as JSON lines")
+    parser.add_argument("--no-written", action="store_true",
+                        help="leave out the written queries (a corpus other than the shared books and papers)")
     parser.add_argument("--max-queries", type=int, default=0, help="queries kept per automatic set, evenly spaced")
     parser.add_argument("--max-statements", type=int, default=0,
                         help="search over the gold statements plus evenly spaced others up to this many (0: all)")
@@ -172,7 +175,7 @@ def main() -> None:
         return summarize(args.summarize)
     cache = pathlib.Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
-    sets = load_sets(pathlib.Path(args.auto))
+    sets = load_sets(pathlib.Path(args.auto), written=not args.no_written)
     base = Searcher(open_catalog(args.corpus))
     if base.indexed:
         raise SystemExit(f"{args.corpus}: has a persistent index; build the corpus with --embed-model none")
@@ -194,7 +197,7 @@ def main() -> None:
     print(f"{len(keep)} of {len(rows)} statements searched; sets: " + ", ".join(f"{n} ({len(q)})" for n, (q, _) in sets.items()))
 
     # Lexical rankings depend on the set (its hiding) but not on model or template: compute once.
-    lexical, variants = {}, {}
+    lexical, variants, lexical_ms = {}, {}, {}
     for name, (queries, records) in sets.items():
         searcher = Searcher(open_catalog(args.corpus))
         searcher.con.execute("DELETE FROM search_corpus WHERE NOT list_contains(?, doc)", [keep])
@@ -209,7 +212,8 @@ def main() -> None:
             continue
         start = time.perf_counter()
         lexical[name] = [[d for d, _ in searcher.lexical_ranking(q.query, FUSION_DEPTH, Filters())] for q in queries]
-        print(f"lexical {name}: {1000 * (time.perf_counter() - start) / len(queries):.1f} ms/query")
+        lexical_ms[name] = round(1000 * (time.perf_counter() - start) / len(queries), 1)
+        print(f"lexical {name}: {lexical_ms[name]} ms/query")
         path.write_text(json.dumps(lexical[name]))
 
     out = open(args.json_out, "w", encoding="utf-8") if args.json_out else None
@@ -255,6 +259,7 @@ def main() -> None:
                     th, pa = metrics([t for t, _ in ranks]), metrics([p for _, p in ranks])
                     cell = {"set": name, "model": model, "template": template, "mode": mode, "n": len(queries),
                             "theorem": th, "paper": pa, "vector_ms_per_query": round(per_query_ms, 1),
+                            "lexical_ms_per_query": lexical_ms.get(name),
                             "build_statements_per_s": round(len(keep) / built, 1) if built > 1 else None}
                     if out:
                         out.write(json.dumps(cell) + "\n")

@@ -35,7 +35,7 @@ from retrieval.rerank import rerank_by_agreement  # noqa: E402
 from retrieval.search import FUSION_DEPTH, Searcher, fuse  # noqa: E402
 from transforms.embed.config import default_prompts  # noqa: E402
 from transforms.embed.encoder import DEFAULT_MODEL, Encoder, EncoderConfig  # noqa: E402
-from transforms.embed.representation import PLAIN, TEMPLATES, representation_text  # noqa: E402
+from transforms.embed.representation import CONTEXT, TEMPLATES, representation_text  # noqa: E402
 
 EVALSETS = REPO / "retrieval" / "evalsets"
 WEIGHTS = (0.25, 0.5, 1.0)
@@ -128,25 +128,40 @@ def report_cost(args) -> None:
                   f"({len(sample)} statements, {len(queries)} queries)", flush=True)
 
 
-def summarize(path: str) -> None:
-    """Markdown table per set; the configuration with the best mean MRR@20 over the tuning sets, and
-    its margin over today's default (vector, plain, the default model) on every other set."""
-    cells = [json.loads(line) for line in open(path, encoding="utf-8")]
+def cost(cell: dict) -> str:
+    """statements/s to embed (when measured, not cached) and ms per query of the mode's first stage."""
+    vector, lexical = cell.get("vector_ms_per_query"), cell.get("lexical_ms_per_query")
+    mode = cell["mode"]
+    ms = lexical if mode == "lexical" else vector if mode.startswith("vector") else (
+        vector + lexical if vector is not None and lexical is not None else None)
+    rate = cell.get("build_statements_per_s")
+    return f"{rate if rate and mode != 'lexical' else '-'} | {ms if ms is not None else '-'}"
+
+
+def summarize(paths: list[str]) -> None:
+    """Markdown table per set with cost; the configuration with the best mean MRR@20 over the tuning
+    sets, and its margin over today's default (vector, context-v1, the default model) on every set."""
+    cells = [json.loads(line) for path in paths for line in open(path, encoding="utf-8") if line.strip()]
     sets = list(dict.fromkeys(c["set"] for c in cells))
-    print("| set | model | template | mode | theorem H@1 / H@10 / H@20 / MRR@20 | paper H@1 / H@10 / H@20 / MRR@20 |")
-    print("|---|---|---|---|---|---|")
+    print("| set | model | template | mode | theorem H@1 / H@10 / H@20 / MRR@20 | paper H@1 / H@10 / H@20 / MRR@20 "
+          "| build statements/s | ms/query |")
+    print("|---|---|---|---|---|---|---|---|")
     for c in cells:
         role = "tuning" if "tuning" in c["set"] else "held-out"
         print(f"| {c['set']} ({role}, n={c['n']}) | {c['model'].rsplit('/', 1)[-1]} | {c['template']} | {c['mode']} | "
-              + " | ".join(" / ".join(f"{v:.3f}" for v in c[level].values()) for level in ("theorem", "paper")) + " |")
+              + " | ".join(" / ".join(f"{v:.3f}" for v in c[level].values()) for level in ("theorem", "paper"))
+              + f" | {cost(c)} |")
     config = lambda c: (c["model"], c["template"], c["mode"])  # noqa: E731
     by = {(config(c), c["set"]): c["theorem"]["mrr@20"] for c in cells}
     tuning = [s for s in sets if "tuning" in s]
-    best = max({config(c) for c in cells}, key=lambda k: sum(by[(k, s)] for s in tuning) / len(tuning))
-    default = (DEFAULT_MODEL, PLAIN, "vector")
+    candidates = {config(c) for c in cells if all((config(c), s) in by for s in tuning)}
+    if not tuning or not candidates:
+        return
+    best = max(candidates, key=lambda k: sum(by[(k, s)] for s in tuning) / len(tuning))
+    default = (DEFAULT_MODEL, CONTEXT, "vector")
     print(f"\nchosen on {', '.join(tuning)} (mean theorem MRR@20): {best}")
     for s in sets:
-        if (default, s) in by:
+        if (default, s) in by and (best, s) in by:
             print(f"  {s}: {by[(best, s)]:.3f} against default {by[(default, s)]:.3f} "
                   f"(margin {by[(best, s)] - by[(default, s)]:+.3f})")
 
@@ -164,7 +179,7 @@ def main() -> None:
     parser.add_argument("--max-queries", type=int, default=0, help="queries kept per automatic set, evenly spaced")
     parser.add_argument("--max-statements", type=int, default=0,
                         help="search over the gold statements plus evenly spaced others up to this many (0: all)")
-    parser.add_argument("--summarize", metavar="JSONL",
+    parser.add_argument("--summarize", metavar="JSONL", nargs="+",
                         help="print the markdown table of a --json-out file and the configuration chosen on tuning sets")
     parser.add_argument("--cost-only", type=int, metavar="N",
                         help="only time each model on N statements (statements/s) and the written queries (ms/query)")

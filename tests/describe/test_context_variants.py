@@ -43,6 +43,7 @@ METADATA = {"id": "2101.00001", "submitter": "A. Author", "authors": "A. Author"
             "categories": "math.NT", "abstract": "We explain why wombats always come in even numbers.",
             "versions": [{"version": "v1", "created": "Mon, 4 Jan 2021 10:00:00 GMT"}],
             "update_date": "2021-01-04", "authors_parsed": [["Author", "A.", ""]]}
+pytestmark = pytest.mark.slow      # whole build-corpus runs, one with the embedding model
 MARKERS = {"body+abstract": "wombats", "body+intro": "quokkas", "body+deps": "pairwise"}
 THEOREM = "first $n$ even numbers"
 

@@ -231,7 +231,7 @@ def main() -> None:
         print(f"lexical {name}: {lexical_ms[name]} ms/query")
         path.write_text(json.dumps(lexical[name]))
 
-    out = open(args.json_out, "w", encoding="utf-8") if args.json_out else None
+    out = open(args.json_out, "w", encoding="utf-8", buffering=1) if args.json_out else None   # line by line: a killed run keeps its cells
     for model in args.model:
         query_prompt, document_prompt = default_prompts(model)
         encoder = Encoder(EncoderConfig(model=model, query_prompt=query_prompt, document_prompt=document_prompt))

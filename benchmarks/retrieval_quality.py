@@ -42,6 +42,7 @@ WEIGHTS = (0.25, 0.5, 1.0)
 RERANK_WEIGHTS = (0.5, 1.0)   # agreement reranking of hybrid's top RERANK_DEPTH
 RERANK_DEPTH = 50
 K = 20
+CACHE_CHUNK = 256      # texts per cached embedding file
 
 
 def load_sets(auto: pathlib.Path, written: bool = True) -> dict[str, tuple[list[Query], list[dict]]]:
@@ -87,14 +88,22 @@ def hidden(rows: list[dict], records: list[dict], docs_of: dict[str, int]) -> di
     return changed
 
 
-def encode(encoder: Encoder, texts: list[str], cache: pathlib.Path, key: str) -> np.ndarray:
-    path = cache / f"{hashlib.sha1((key + ''.join(texts)).encode()).hexdigest()[:20]}.npy"
-    if path.is_file():
-        return np.load(path)
-    matrix = encoder.encode_documents(texts).astype(np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    np.save(path, matrix)
-    return matrix
+def encode(encoder: Encoder, texts: list[str], cache: pathlib.Path, key: str) -> tuple[np.ndarray, int]:
+    """(normalized document vectors, how many were embedded now rather than read from the cache);
+    cached on disk by CACHE_CHUNK texts, so an interrupted run resumes."""
+    parts, embedded = [], 0
+    for start in range(0, len(texts), CACHE_CHUNK):
+        chunk = texts[start:start + CACHE_CHUNK]
+        path = cache / f"{hashlib.sha1((key + chr(0).join(chunk)).encode()).hexdigest()[:20]}.npy"
+        if path.is_file():
+            parts.append(np.load(path))
+            continue
+        matrix = encoder.encode_documents(chunk).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        np.save(path, matrix)
+        parts.append(matrix)
+        embedded += len(chunk)
+    return (np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)), embedded
 
 
 def context_of(row: dict) -> str:
@@ -239,7 +248,7 @@ def main() -> None:
             texts = [representation_text(rows[d], template) for d in keep]
             position = {d: i for i, d in enumerate(keep)}
             start = time.perf_counter()
-            matrix = encode(encoder, texts, cache, f"{model}|{template}")
+            matrix, embedded = encode(encoder, texts, cache, f"{model}|{template}")
             built = time.perf_counter() - start
             print(f"\n## {model}, {template}: embedded {len(keep)} statements in {built:.0f}s "
                   f"(cached when ~0s); example: {texts[min(5, len(texts) - 1)][:160]!r}")
@@ -251,7 +260,7 @@ def main() -> None:
                     m = matrix.copy()
                     m[[position[d] for d in docs]] = encode(
                         encoder, [representation_text(changed[d], template) for d in docs], cache,
-                        f"{model}|{template}|{name}")
+                        f"{model}|{template}|{name}")[0]
                 start = time.perf_counter()
                 qv = encoder.encode_queries([q.query for q in queries]).astype(np.float32)
                 qv /= np.maximum(np.linalg.norm(qv, axis=1, keepdims=True), 1e-12)
@@ -275,7 +284,7 @@ def main() -> None:
                     cell = {"set": name, "model": model, "template": template, "mode": mode, "n": len(queries),
                             "theorem": th, "paper": pa, "vector_ms_per_query": round(per_query_ms, 1),
                             "lexical_ms_per_query": lexical_ms.get(name),
-                            "build_statements_per_s": round(len(keep) / built, 1) if built > 1 else None}
+                            "build_statements_per_s": round(embedded / built, 1) if embedded == len(keep) else None}
                     if out:
                         out.write(json.dumps(cell) + "\n")
                     print(f"{name:18s} {mode:14s} theorem " + " ".join(f"{k} {v:.3f}" for k, v in th.items())

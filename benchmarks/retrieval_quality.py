@@ -144,7 +144,7 @@ def cost(cell: dict) -> str:
     ms = lexical if mode == "lexical" else vector if mode.startswith("vector") else (
         vector + lexical if vector is not None and lexical is not None else None)
     rate = cell.get("build_statements_per_s")
-    return f"{rate if rate and mode != 'lexical' else '-'} | {ms if ms is not None else '-'}"
+    return f"{rate if rate and mode != 'lexical' else '-'} | {f'{ms:.1f}' if ms is not None else '-'}"
 
 
 def summarize(paths: list[str]) -> None:

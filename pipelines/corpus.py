@@ -17,7 +17,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import EDGES, FAILURES, PAPERS, THEOREMS, theorems_table
 from schemas.theorems import DEFAULT_EMBEDDING_DIM
-from transforms import corpus
+from transforms import corpus, duplicates
 from transforms.describe import DescribeConfig, DescribeStatements
 from transforms.embed import EmbedConfig, EmbedStatements
 from transforms.sources.base import metadata_ranges
@@ -262,9 +262,13 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
     redone = staging.discard_unfinished(config.output, {files.input_group(path) for path in pending})
     results = _run_waves(config, options, pending)
     ran = time.monotonic()
-    groups = {files.input_group(path) for path in config.inputs}
-    per_group = {g: c for g, c in staging.finished_inputs(config.output).items() if g in groups}
-    plan = staging.plan_commit(config.output, per_group, manifests.committed_relative(config.output, previous))
+    groups = list(dict.fromkeys(files.input_group(path) for path in config.inputs))
+    current = manifests.committed_relative(config.output, previous)
+    superseded = duplicates.keep_one_copy(config.output, groups, current, theorems_table(config.embedding_dim),
+                                          (previous or {}).get("accounting", {}))
+    finished = staging.finished_inputs(config.output)      # recounted: keeping one copy may drop papers
+    per_group = {**staging.check_accounting(config.output, {g: finished[g] for g in groups}), **superseded}
+    plan = staging.plan_commit(config.output, per_group, current)
     locate = staging.plan_locator(config.output, plan)
     describer = (config.describe.manifest(describe_totals(
         [locate(f) for f in plan["files"][THEOREMS.name]], [locate(f) for f in plan["files"][FAILURES.name]],

@@ -23,6 +23,7 @@ from transforms.latex.model import Event, ExtractionResult, Limits, Statement, S
 from transforms.sources import make_source
 from transforms.sources.base import InputIndex, input_name, metadata_lines, unique_refs
 from transforms.progress import Progress
+from transforms.write.commit import DUPLICATE
 
 METRICS_NAMESPACE = "thmforge.corpus"
 PAPERS_TAG, THEOREMS_TAG, FAILURES_TAG, INPUTS_TAG = "papers", "theorems", "failures", "inputs"
@@ -91,7 +92,7 @@ def bundle_failure_row(bundle: str, event: Event) -> dict:
 def duplicate_rows(found: InputIndex) -> list[dict]:
     """The copies `unique_refs` dropped, each a failure row of its paper (the kept copy has the
     paper's one `papers` row)."""
-    return [{"paper_id": dropped.paper_id, "theorem_id": None, "stage": "read", "error_class": "duplicate",
+    return [{"paper_id": dropped.paper_id, "theorem_id": None, "stage": "read", "error_class": DUPLICATE,
              "message": f"another copy skipped: {kept.location} is kept (newest version, else the later copy)",
              "location": dropped.location, "fatal": False, "bundle": found.bundle}
             for dropped, kept in found.duplicates]
@@ -206,7 +207,8 @@ def accounting_path(staging: str, group: str) -> str:
 
 
 def write_accounting(staging: str, group: str, bundle: str, submissions: int) -> None:
-    """The number of submissions an input holds, written once per input, checked after the run."""
+    """The number of submissions an input holds (duplicate copies included), written once per
+    input, checked after the run."""
     from apache_beam.io.filesystems import FileSystems
 
     with FileSystems.create(accounting_path(staging, group)) as handle:
@@ -228,7 +230,7 @@ class IndexInputs(beam.DoFn):
     def process(self, path: str):
         self.inputs_read.inc()
         found = unique_refs(self.source.index(path, self.config.limits))
-        write_accounting(self.config.staging, found.group, found.bundle, len(found.refs))
+        write_accounting(self.config.staging, found.group, found.bundle, len(found.refs) + len(found.duplicates))
         for event in found.events:
             yield beam.pvalue.TaggedOutput(FAILURES_TAG, bundle_failure_row(found.bundle, event))
         for row in duplicate_rows(found):

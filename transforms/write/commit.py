@@ -26,6 +26,7 @@ import collections
 import hashlib
 import json
 import posixpath
+import re
 from typing import Any, Callable, Iterable, Mapping, Optional
 
 import pyarrow.parquet as pq
@@ -40,6 +41,7 @@ ACCOUNTING = "_inputs"
 DONE = "_done"
 RUN = "_run.json"
 PLAN = "_commit.json"
+DUPLICATE = "duplicate"          # failures' error_class of a copy of a paper kept elsewhere
 TABLE_NAMES = (PAPERS.name, THEOREMS.name, FAILURES.name, EDGES.name)
 
 
@@ -139,16 +141,17 @@ def counts_by(rows: Iterable[dict], column: str) -> dict[str, int]:
 # ---------------------------------------------------------------------------------- accounting
 
 def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict]:
-    """Per input of `accounting`: submissions in, papers out by status, statements expected and written.
+    """Per input of `accounting`: submissions in, papers out by status, duplicate copies (each a
+    `duplicate` failure row), statements expected and written.
 
     Only staged files of these inputs are read (inputs finished earlier have their own counts).
-    Raises AccountingError when an input's submissions are not each exactly one papers row, or
+    Raises AccountingError when an input's submissions are not each one papers row or one duplicate, or
     when the theorems written differ from the statements the ok papers reported.
     """
     staging = staging_dir(output)
     per_group: dict[str, dict] = {
         group: {"bundle": record["bundle"], "submissions": record["submissions"], "ok": 0, "failed": 0,
-                "skipped": 0, "statements_expected": 0, "statements_written": 0}
+                "skipped": 0, "duplicates": 0, "statements_expected": 0, "statements_written": 0}
         for group, record in accounting.items()}
     for path in list_files(files.join(staging, PAPERS.name), ".parquet"):
         if group_of_file(path) in per_group:
@@ -156,15 +159,20 @@ def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict
             for row in read_columns([path], ["status", "n_statements"]):
                 counts[row["status"]] += 1
                 counts["statements_expected"] += row["n_statements"] or 0
+    for path in list_files(files.join(staging, FAILURES.name), ".parquet"):
+        if group_of_file(path) in per_group:
+            per_group[group_of_file(path)]["duplicates"] += sum(
+                1 for row in read_columns([path], ["error_class"]) if row["error_class"] == DUPLICATE)
     for path in list_files(files.join(staging, THEOREMS.name), ".parquet"):
         if group_of_file(path) in per_group:
             per_group[group_of_file(path)]["statements_written"] += _parquet_rows(path)
     problems = []
     for group, counts in per_group.items():
         papers = counts["ok"] + counts["failed"] + counts["skipped"]
-        if papers != counts["submissions"]:
+        if papers + counts["duplicates"] != counts["submissions"]:
             problems.append(f"{group}: {counts['submissions']} submissions in, {papers} papers out "
-                            f"(ok {counts['ok']}, failed {counts['failed']}, skipped {counts['skipped']})")
+                            f"(ok {counts['ok']}, failed {counts['failed']}, skipped {counts['skipped']}) "
+                            f"and {counts['duplicates']} duplicate copies")
         if counts["statements_expected"] != counts["statements_written"]:
             problems.append(f"{group}: ok papers report {counts['statements_expected']} statements, "
                             f"{counts['statements_written']} theorem rows written")
@@ -178,6 +186,11 @@ def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict
 def committed_name(relative: str, payload: bytes) -> str:
     """`.../part-g-00000.parquet` -> `.../part-g-00000-<16 hex of sha256>.parquet` (content-addressed)."""
     return f"{relative[:-len('.parquet')]}-{hashlib.sha256(payload).hexdigest()[:16]}.parquet"
+
+
+def staged_name(committed: str) -> str:
+    """The inverse of `committed_name`: `.../part-g-00000-<16 hex>.parquet` -> `.../part-g-00000.parquet`."""
+    return re.sub(r"-[0-9a-f]{16}\.parquet$", ".parquet", committed)
 
 
 def plan_commit(output: str, groups: Iterable[str], current: Mapping[str, list[str]]) -> dict:

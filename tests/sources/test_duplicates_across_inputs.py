@@ -1,0 +1,142 @@
+"""One copy of each paper per corpus, across the inputs of a run and across incremental runs.
+
+The bundles are built here; every run is the real `thmforge build-corpus` (FnApiRunner), and the
+tables are read back through the committed generation, as `sql` and `search` read them.
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+
+import duckdb
+import pytest
+
+from runners.cli import main
+from schemas import EDGES, FAILURES, PAPERS, THEOREMS
+from tests.hostile import hostile_cases as hc
+from transforms.duplicates import Copy, settle
+from transforms.write import manifest as manifests
+
+FIRST, SECOND, THIRD = "arXiv_src_2201_001.tar", "arXiv_src_2201_002.tar", "arXiv_src_2201_003.tar"
+
+
+def bundle(path, members: dict[str, str]) -> str:
+    """A bundle of `2201/<name>.gz` members, each a paper whose one theorem says `text`."""
+    body = "\\begin{lemma}\\label{l}Used below.\\end{lemma}\n\\begin{theorem}By Lemma~\\ref{l}.\\end{theorem}\n"
+    entries = [hc.Entry(f"2201/{name}.gz", hc.gz(hc.paper_tex(body=body, theorem=text).encode()))
+               for name, text in members.items()]
+    path.write_bytes(hc.tar_bytes(entries))
+    return str(path)
+
+
+def build(inputs, out, *extra) -> int:
+    return main(["build-corpus", "--input", *inputs, "--output", str(out), "--embed-model", "none",
+                 "--no-progress", *extra])
+
+
+def rows(out, sql: str) -> list[tuple]:
+    manifest = manifests.read_manifest(str(out))
+    con = duckdb.connect()
+    for table in (PAPERS, THEOREMS, FAILURES, EDGES):
+        committed = manifests.committed_files(str(out), table.name, manifest)
+        if committed:
+            con.execute(table.view_sql(str(out), committed))
+    return con.execute(sql).fetchall()
+
+
+def parquet_hashes(out) -> dict[str, str]:
+    return {os.path.relpath(p, out): hashlib.sha256(open(p, "rb").read()).hexdigest()
+            for p in sorted(glob.glob(os.path.join(out, "**", "*.parquet"), recursive=True))}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dups")
+    first = bundle(root / FIRST, {"2201.00001v1": "One, first version.", "2201.00002v2": "Two in the first bundle.",
+                                  "2201.00004": "Four."})
+    second = bundle(root / SECOND, {"2201.00001v2": "One, second version.",
+                                    "2201.00002v2": "Two in the second bundle.", "2201.00005": "Five."})
+    third = bundle(root / THIRD, {"2201.00005": "Five again.", "2201.00001v3": "One, third version."})
+    return root, first, second, third
+
+
+def test_newest_version_then_the_copy_that_entered_first_wins():
+    def copy(version, group, entered):
+        return Copy("arxiv:1", version, group, group, "m", "ok", 1, entered)
+
+    committed, old_run, later = copy("v2", "a", 0), copy("v2", "b", 1), copy("v2", "c", 2)
+    assert settle([later, old_run, committed]) == [(old_run, committed), (later, committed)]
+    newest = copy("v3", "c", 2)
+    assert settle([committed, newest, copy(None, "d", 1)])[0] == (committed, newest)
+    assert settle([copy(None, "a", 0)]) == []
+
+
+@pytest.fixture(scope="module")
+def together(inputs):
+    """Both bundles in one run, one input per wave (the copies meet across waves)."""
+    root, first, second, _ = inputs
+    assert build([first, second], root / "together", "--inputs-per-wave", "1") == 0
+    return root / "together"
+
+
+@pytest.mark.slow
+def test_one_run_keeps_one_copy_per_paper_and_records_the_others(together):
+    assert rows(together, "SELECT paper_id, bundle, version FROM papers ORDER BY 1") == [
+        ("arxiv:2201.00001", SECOND, "v2"), ("arxiv:2201.00002", FIRST, "v2"), ("arxiv:2201.00004", FIRST, None),
+        ("arxiv:2201.00005", SECOND, None)]
+    assert rows(together, "SELECT paper_id, statement_text FROM theorems WHERE statement_text NOT LIKE 'By Lemma%' AND kind = 'theorem' "
+                          "ORDER BY 1") == [
+        ("arxiv:2201.00001", "One, second version."), ("arxiv:2201.00002", "Two in the first bundle."),
+        ("arxiv:2201.00004", "Four."), ("arxiv:2201.00005", "Five.")]
+    assert rows(together, "SELECT count(*) - count(DISTINCT theorem_id) FROM theorems") == [(0,)]
+    assert rows(together, "SELECT DISTINCT bundle FROM edges WHERE paper_id = 'arxiv:2201.00001'") == [(SECOND,)]
+    assert rows(together, "SELECT paper_id, location, message FROM failures WHERE error_class = 'duplicate' "
+                          "ORDER BY 1") == [
+        ("arxiv:2201.00001", f"{FIRST}!2201/2201.00001v1.gz",
+         f"another copy kept: {SECOND}!2201/2201.00001v2.gz (newest version, else the copy that entered the "
+         "corpus first)"),
+        ("arxiv:2201.00002", f"{SECOND}!2201/2201.00002v2.gz",
+         f"another copy kept: {FIRST}!2201/2201.00002v2.gz (newest version, else the copy that entered the "
+         "corpus first)")]
+    accounting = json.load(open(together / "manifest.json"))["accounting"]
+    for group in ("arXiv_src_2201_001", "arXiv_src_2201_002"):
+        record = accounting[group]
+        assert (record["submissions"], record["ok"], record["duplicates"]) == (3, 2, 1)
+        assert record["statements_expected"] == record["statements_written"] == 6
+
+
+@pytest.mark.slow
+def test_a_later_run_replaces_the_older_version_and_matches_one_run(inputs, together):
+    root, first, second, _ = inputs
+    out = root / "incremental"
+    assert build([first], out) == 0
+    assert rows(out, "SELECT version FROM papers WHERE paper_id = 'arxiv:2201.00001'") == [("v1",)]
+    assert build([second], out) == 0
+    assert parquet_hashes(out) == parquet_hashes(together)      # the old copy's rows left every table
+    assert not os.path.exists(out / "_staging")
+    manifest = json.load(open(out / "manifest.json"))
+    assert manifest["accounting"] == json.load(open(together / "manifest.json"))["accounting"]
+    assert manifest["counts"]["papers"] == 4 and manifest["counts"]["failures_by_reason"]["duplicate"] == 2
+
+
+@pytest.mark.slow
+def test_the_same_version_again_is_a_duplicate_and_leaves_the_corpus_alone(inputs, together, tmp_path, capsys):
+    root, _, _, third = inputs
+    out = tmp_path / "again"
+    shutil.copytree(together, out)
+    before = parquet_hashes(out)
+    assert build([third], out) == 0
+    assert "duplicate" in capsys.readouterr().err
+    assert rows(out, "SELECT paper_id, bundle, version FROM papers ORDER BY 1") == [
+        ("arxiv:2201.00001", THIRD, "v3"), ("arxiv:2201.00002", FIRST, "v2"), ("arxiv:2201.00004", FIRST, None),
+        ("arxiv:2201.00005", SECOND, None)]
+    assert rows(out, "SELECT count(*), count(DISTINCT paper_id) FROM theorems WHERE kind = 'theorem'") == [(8, 4)]
+    assert rows(out, "SELECT paper_id, bundle FROM failures WHERE error_class = 'duplicate' ORDER BY 1, 2") == [
+        ("arxiv:2201.00001", FIRST), ("arxiv:2201.00001", SECOND), ("arxiv:2201.00002", SECOND),
+        ("arxiv:2201.00005", THIRD)]
+    after = parquet_hashes(out)
+    assert {f: h for f, h in after.items() if "2201_001" in f} == {f: h for f, h in before.items() if "2201_001" in f}
+    accounting = json.load(open(out / "manifest.json"))["accounting"]
+    assert (accounting["arXiv_src_2201_002"]["ok"], accounting["arXiv_src_2201_002"]["duplicates"]) == (1, 2)
+    assert (accounting["arXiv_src_2201_003"]["ok"], accounting["arXiv_src_2201_003"]["duplicates"]) == (1, 1)

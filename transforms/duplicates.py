@@ -1,0 +1,148 @@
+"""One copy of each paper per corpus: across the inputs of a run and across incremental runs.
+
+Within one input `sources.base.unique_refs` keeps one ref per paper before anything is fetched.
+Copies in different inputs (two bundles of one run, or a bundle of a later run holding a paper the
+corpus already has) meet only here, on the launcher, after the pipeline and before the commit is
+planned, over the papers of the next generation: the committed files of inputs this run does not
+redo, and the staged files of this run's inputs.
+
+The rule: the newest version wins (`v3` over `v2` over none); of equal versions, the copy that
+entered the corpus first (one already committed, else the one of the input listed first). Every
+other copy leaves the papers, theorems, edges and failures files of its input (its earlier
+`duplicate` rows stay) and becomes one `duplicate` failure row there naming the kept copy, so the
+input's accounting still adds up: submissions = ok + failed + skipped + duplicates. A committed
+input that loses a paper is rewritten into the staging directory, so the commit replaces its files
+like any rerun input's, atomically for readers.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable, Mapping, Optional
+
+from schemas import EDGES, FAILURES, PAPERS
+from schemas.table import Table
+from transforms.sources.base import version_rank
+from transforms.write import commit as staging
+from transforms.write.commit import DUPLICATE
+from transforms.write import files
+from transforms.write.parquet import parquet_bytes, relative_file_path
+
+
+@dataclasses.dataclass(frozen=True)
+class Copy:
+    """One `papers` row of a paper, and where it came from."""
+
+    paper_id: str
+    version: Optional[str]
+    group: str
+    bundle: str
+    member: Optional[str]
+    status: str
+    n_statements: int
+    entered: int          # 0: committed before this run; 1 + position of its input in this run
+
+    @property
+    def location(self) -> str:
+        return f"{self.bundle}!{self.member}" if self.member else self.bundle
+
+
+def settle(copies: Iterable[Copy]) -> list[tuple[Copy, Copy]]:
+    """(dropped, kept) for every copy that is not its paper's winner, by the module's rule."""
+    by_paper: dict[str, list[Copy]] = {}
+    for copy in copies:
+        by_paper.setdefault(copy.paper_id, []).append(copy)
+    settled = []
+    for paper_id in sorted(by_paper):
+        ranked = sorted(by_paper[paper_id], key=lambda c: (-version_rank(c.version), c.entered, c.group))
+        settled += [(dropped, ranked[0]) for dropped in ranked[1:]]
+    return settled
+
+
+def duplicate_row(dropped: Copy, kept: Copy) -> dict:
+    return {"paper_id": dropped.paper_id, "theorem_id": None, "stage": "read", "error_class": DUPLICATE,
+            "message": f"another copy kept: {kept.location} (newest version, else the copy that entered "
+                       "the corpus first)", "location": dropped.location, "fatal": False, "bundle": dropped.bundle}
+
+
+def _read_rows(path: str) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    with files.FileSystems.open(path) as handle:
+        return pq.read_table(handle).to_pylist()
+
+
+def _rewrite_group(output: str, sources: Mapping[str, list[str]], tables: Mapping[str, Table],
+                   dropped: Mapping[str, dict], staged: bool) -> None:
+    """Write one input's files without the `dropped` papers' rows, plus their duplicate rows.
+
+    `sources` maps a table to the group's files (relative to the staging directory when `staged`,
+    else committed names). The papers file is written last: a run killed halfway finds the paper
+    still there and redoes the whole rewrite, which is idempotent.
+    """
+    root = staging.staging_dir(output) if staged else output
+    added: dict[str, list[dict]] = {}
+    for row in dropped.values():
+        added.setdefault(relative_file_path(FAILURES, row, 1), []).append(row)
+    for name in (EDGES.name, FAILURES.name, tables["theorems"].name, PAPERS.name):
+        table = tables[name]
+        targets = {relative: (relative if staged else staging.staged_name(relative)) for relative in sources.get(name, [])}
+        if name == FAILURES.name:
+            targets.update({relative: relative for relative in added if relative not in targets.values()})
+        for relative, target in sorted(targets.items()):
+            path = files.join(root, relative)
+            rows = _read_rows(path) if files.exists(path) else []
+            kept = [r for r in rows if r["paper_id"] not in dropped
+                    or (name == FAILURES.name and r["error_class"] == DUPLICATE)]
+            if name == FAILURES.name:
+                kept += [r for r in added.get(target, []) if r not in kept]
+            if len(kept) == len(rows) and rows and not staged:
+                payload = files.read_bytes(path)              # untouched: the same bytes, the same name
+            elif kept != rows or not staged:
+                payload = parquet_bytes(table, kept) if kept else None
+            else:
+                continue
+            target_path = files.join(staging.staging_dir(output), target)
+            if payload is None:
+                files.delete([target_path])
+            else:
+                files.replace_bytes(target_path, payload)
+
+
+def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, list[str]],
+                  theorems: Table, previous_accounting: Mapping[str, dict]) -> dict[str, dict]:
+    """Settle the duplicates of the next generation (see the module docstring) in the staged and
+    committed files; returns the accounting records of committed inputs that lost a paper."""
+    order = {group: position + 1 for position, group in enumerate(run_groups)}
+    staged_root = staging.staging_dir(output)
+    sources: dict[str, dict[str, list[str]]] = {}
+    for name in staging.TABLE_NAMES:
+        for path in files.list_files(files.join(staged_root, name), ".parquet"):
+            if staging.group_of_file(path) in order:
+                sources.setdefault(staging.group_of_file(path), {}).setdefault(name, []).append(
+                    files.relative(path, staged_root))
+        for relative in committed.get(name, []):
+            if staging.group_of_file(relative) not in order:
+                sources.setdefault(staging.group_of_file(relative), {}).setdefault(name, []).append(relative)
+    copies = []
+    for group, tables in sorted(sources.items()):
+        root = staged_root if group in order else output
+        for row in staging.read_columns([files.join(root, f) for f in tables.get(PAPERS.name, [])],
+                                        ["paper_id", "version", "bundle", "member", "status", "n_statements"]):
+            copies.append(Copy(row["paper_id"], row["version"], group, row["bundle"], row["member"], row["status"],
+                               row["n_statements"] or 0, order.get(group, 0)))
+    losers: dict[str, dict[str, tuple[Copy, dict]]] = {}
+    for dropped, kept in settle(copies):
+        losers.setdefault(dropped.group, {})[dropped.paper_id] = (dropped, duplicate_row(dropped, kept))
+    tables = {PAPERS.name: PAPERS, theorems.name: theorems, FAILURES.name: FAILURES, EDGES.name: EDGES}
+    accounting = {}
+    for group, lost in sorted(losers.items()):
+        _rewrite_group(output, sources[group], tables, {p: row for p, (_, row) in lost.items()}, group in order)
+        if group not in order and group in previous_accounting:
+            record = dict(previous_accounting[group])
+            for dropped, _ in lost.values():
+                record[dropped.status] -= 1
+                record["duplicates"] = record.get("duplicates", 0) + 1
+                for key in ("statements_expected", "statements_written"):
+                    record[key] = record.get(key, 0) - (dropped.n_statements if dropped.status == "ok" else 0)
+            accounting[group] = record
+    return accounting

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pathlib
-import shutil
+import os
+import posixpath
 from typing import Any, Mapping, Optional, Sequence
 
 import apache_beam as beam
@@ -28,6 +28,7 @@ from transforms.scoring.diagnostics import summarize
 from transforms.scoring.report import write_report
 from transforms.scoring.score import GroundTruthError, INSTANCE_COLUMNS, canonical_truth, score_prediction
 from transforms.progress import Progress
+from transforms.write import files
 from transforms.scoring.tables import (INSTANCE_READ_COLUMNS, file_rows, instance_files, iter_prediction_file,
                                        prediction_files, preferred_prediction, read_partitioned_file,
                                        read_rows, write_partition)
@@ -112,9 +113,8 @@ def _write_model_scores(element, output: str) -> tuple[str, int]:
 def _write_rejected(element, output: str) -> int:
     _, rejections = element
     ordered = sorted(rejections, key=lambda r: (str(r.get("location")), r["reason"], r["record"]))
-    with open(pathlib.Path(output) / REJECTED_FILE, "w", encoding="utf-8") as handle:
-        for rejection in ordered:
-            handle.write(json.dumps(rejection, sort_keys=True) + "\n")
+    files.replace_bytes(files.join(output, REJECTED_FILE),
+                        "".join(json.dumps(r, sort_keys=True) + "\n" for r in ordered).encode("utf-8"))
     return len(ordered)
 
 
@@ -151,24 +151,27 @@ class EvaluatePredictions(beam.PTransform):
 
 
 def _as_list(value: str | Sequence[str]) -> list[str]:
-    return [value] if isinstance(value, (str, pathlib.Path)) else list(value)
+    return [value] if isinstance(value, (str, os.PathLike)) else list(value)
 
 
-def copy_instances(instance_paths: Sequence[str], out: pathlib.Path) -> None:
+def _absolute(path: str) -> str:
+    return os.path.realpath(path) if files.is_local(path) else path
+
+
+def copy_instances(instance_paths: Sequence[str], output: str) -> None:
     """The instance files beside the scores, renamed per release so that several never collide."""
-    target_root = out / INSTANCES.name
+    target_root = files.join(output, INSTANCES.name)
+    if any(_absolute(path).startswith(_absolute(target_root).rstrip("/") + "/") for path in instance_paths):
+        return                                       # scoring into the release itself: already there
+    files.delete_tree(target_root)
     for path in instance_paths:
-        source = pathlib.Path(path).resolve()
-        if target_root.resolve() in source.parents:
-            return                                   # scoring into the release itself: already there
-    shutil.rmtree(target_root, ignore_errors=True)
-    for path in instance_paths:
-        source = pathlib.Path(path)
-        partitions = [p for p in source.parts if "=" in p]
-        release = hashlib.sha256(str(source.resolve().parents[len(partitions)]).encode()).hexdigest()[:8]
-        target = target_root.joinpath(*partitions) / f"{release}-{source.name}"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        partitions = [p for p in path.split("/") if "=" in p]
+        release = _absolute(path)
+        for _ in range(len(partitions) + 1):
+            release = posixpath.dirname(release)
+        digest = hashlib.sha256(release.encode()).hexdigest()[:8]
+        target = files.join(target_root, *partitions, f"{digest}-{posixpath.basename(path)}")
+        files.write_bytes(target, files.read_bytes(path))
 
 
 def run(instances: str | Sequence[str], predictions: str | Sequence[str], output: str, beam_args: Sequence[str] = (),
@@ -183,23 +186,21 @@ def run(instances: str | Sequence[str], predictions: str | Sequence[str], output
     instances, predictions = _as_list(instances), _as_list(predictions)
     instance_paths = [p for release in instances for p in instance_files(release)]
     prediction_paths = [p for run_output in predictions for p in prediction_files(run_output)]
-    out = pathlib.Path(output)
-    out.mkdir(parents=True, exist_ok=True)
-    copy_instances(instance_paths, out)
-    shutil.rmtree(out / SCORES.name, ignore_errors=True)
-    (out / REJECTED_FILE).unlink(missing_ok=True)
+    output = str(output)
+    rejected_file = files.join(output, REJECTED_FILE)
+    copy_instances(instance_paths, output)
+    files.delete_tree(files.join(output, SCORES.name))
+    files.delete([rejected_file])
     with beam.Pipeline(options=PipelineOptions(list(beam_args))) as pipeline:
-        _ = pipeline | "Evaluate" >> EvaluatePredictions(instance_paths, prediction_paths, str(out))
-    rows = read_rows(out / SCORES.name, SCORES) if (out / SCORES.name).is_dir() else []
-    rejected = 0
-    if (out / REJECTED_FILE).exists():
-        rejected = sum(1 for _ in open(out / REJECTED_FILE, encoding="utf-8"))
+        _ = pipeline | "Evaluate" >> EvaluatePredictions(instance_paths, prediction_paths, output)
+    rows = read_rows(files.join(output, SCORES.name), SCORES)
+    rejected = files.read_bytes(rejected_file).count(b"\n") if files.exists(rejected_file) else 0
     report_notes = list(notes)
     if name_inputs:
         report_notes.append("Instances: " + ", ".join(f"`{p}`" for p in instances) + "; predictions: "
                             + ", ".join(f"`{p}`" for p in predictions) + ".")
     report_notes.append(f"Scored predictions: {len(rows)}; rejected predictions: {rejected}"
                         + (f" (see `{REJECTED_FILE}`)." if rejected else "."))
-    report = write_report(rows, out, title=title, notes=report_notes, prices=prices)
-    return {"scored": len(rows), "rejected": rejected, "report": str(report),
+    report = write_report(rows, output, title=title, notes=report_notes, prices=prices)
+    return {"scored": len(rows), "rejected": rejected, "report": report,
             "models": sorted({r["model"] for r in rows}), "overall": summarize(rows)}

@@ -171,3 +171,38 @@ def test_several_releases_and_prompt_modes_in_one_report_joinable_in_sql(tmp_pat
     con = duckdb.connect()
     con.execute(SCORES.view_sql(str(out)))
     assert con.execute("SELECT count(DISTINCT variant), count(*) FILTER (WHERE variant IS NULL) FROM scores").fetchone() == (7, 20)
+
+
+@pytest.mark.slow
+def test_eval_bench_writes_an_object_store_the_bytes_it_writes_locally(release, tmp_path):
+    """Every output (scores, rejected records, instance copies, report and plots) goes through the
+    storage layer: into the test-only `mem://` store, which has no directories, byte for byte."""
+    from pipelines import eval_bench
+    from tests.memory_filesystem import MemoryFileSystem
+
+    root, rows = release
+    predictions = tmp_path / "predictions.jsonl"
+    with open(predictions, "w") as handle:
+        for row in rows[:12]:
+            for trial in range(2):
+                response = oracle_response(json.loads(row["answer"]), row["answer_type"], trial)
+                handle.write(json.dumps({"instance_id": row["instance_id"], "model": MODEL, "trial": trial,
+                                         "response": response}) + "\n")
+        handle.write("{not json\n")
+    in_memory = ["--runner=FnApiRunner", "--direct_running_mode=in_memory"]
+    remote = "mem://bucket/eval"
+    MemoryFileSystem.objects.clear()
+    MemoryFileSystem.objects[f"{remote}/scores/model=stale/part-00000.parquet"] = b"an older evaluation"
+    try:
+        local = eval_bench.run(str(root), str(predictions), str(tmp_path / "eval"), in_memory)
+        stored = eval_bench.run(str(root), str(predictions), remote, in_memory)
+        written = {path[len(remote) + 1:]: data for path, data in MemoryFileSystem.objects.items()}
+    finally:
+        MemoryFileSystem.objects.clear()
+    expected = {str(p.relative_to(tmp_path / "eval")): p.read_bytes() for p in (tmp_path / "eval").rglob("*")
+                if p.is_file()}
+    assert (stored["scored"], stored["rejected"]) == (local["scored"], local["rejected"]) == (24, 1)
+    assert stored["report"] == f"{remote}/report.md"
+    assert {"report.md", "rejected_predictions.jsonl", "radar_category.png"} <= set(expected)
+    assert any(name.startswith("instances/") for name in expected)
+    assert written == expected

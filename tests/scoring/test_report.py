@@ -49,7 +49,7 @@ def test_runs_side_by_side_with_usage_cost_and_spatial_breakdowns(tmp_path):
                               variant=variant, input_tokens=1000, output_tokens=500, latency_s=0.5 * length))
     rows += [score("a/x", 0, "Linear", "array/insert", "easy", 5, 1.0, prompt_mode="stepwise"),
              score("a/x", 0, "Hierarchical", "bst/insert", "easy", 5, 0.0, prompt_mode="stepwise")]
-    report = write_report(rows, tmp_path, prices={"m": (2.0, 10.0)}).read_text()
+    report = pathlib.Path(write_report(rows, tmp_path, prices={"m": (2.0, 10.0)})).read_text()
     assert "| m [answer-only] | 3 | 3 | 1 |" in report and "| m [stepwise] | 3 | 3 | 1 |" in report
     # 3 predictions x (1000 in, 500 out) at $2 / $10 per million: 0.006 + 0.015; latencies 2.5, 3, 3.5
     assert "| m [stepwise] | 3 of 3 | 3000 | 1500 | 1500 | 3.000 | 3.500 | 0.0210 |" in report

@@ -13,8 +13,9 @@ trials it rests on; the overview adds tokens, latency and (given prices) cost pe
 """
 from __future__ import annotations
 
+import io
 import math
-import pathlib
+import os
 from typing import Any, Iterable, Mapping, Sequence
 
 import matplotlib
@@ -24,10 +25,12 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 from transforms.scoring.diagnostics import (BREAKDOWNS, GroupStats, error_counts, run_labels, side_by_side,  # noqa: E402
                                            summarize, usage, with_breakdown_columns)
+from transforms.write import files  # noqa: E402
 
 RADAR = "radar_category.png"
 HEATMAP = "heatmap_task_difficulty.png"
 LENGTH_PLOT = "accuracy_vs_length.png"
+REPORT = "report.md"
 _PNG_METADATA = {"Software": None}  # no version stamp: the same scores give the same bytes
 HOW_SCORED = """## How answers are scored
 
@@ -47,17 +50,25 @@ as R/B, undirected edges ordered), so formatting never costs credit.
 """
 
 
-def write_report(rows: Iterable[Mapping[str, Any]], out_dir: str | pathlib.Path, *,
+def write_report(rows: Iterable[Mapping[str, Any]], out_dir: str | os.PathLike, *,
                  title: str = "Benchmark evaluation", notes: Sequence[str] = (),
-                 prices: Mapping[str, tuple[float, float]] | None = None) -> pathlib.Path:
-    """Write `report.md` and its plots into `out_dir`; returns the report's path."""
+                 prices: Mapping[str, tuple[float, float]] | None = None) -> str:
+    """Write `report.md` and its plots into `out_dir` (any Beam filesystem); returns the report's path."""
+    out = str(out_dir)
+    for name, payload in render_report(rows, title=title, notes=notes, prices=prices).items():
+        files.replace_bytes(files.join(out, name), payload)
+    return files.join(out, REPORT)
+
+
+def render_report(rows: Iterable[Mapping[str, Any]], *, title: str = "Benchmark evaluation",
+                  notes: Sequence[str] = (), prices: Mapping[str, tuple[float, float]] | None = None
+                  ) -> dict[str, bytes]:
+    """`report.md` and its plots, by file name."""
     rows = [with_breakdown_columns(r) for r in run_labels(rows)]
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     basis = _basis(rows)
-    _radar(summarize(rows, ("category",)), out / RADAR, basis)
-    _heatmap(summarize(rows, ("suite", "structure", "task", "difficulty")), out / HEATMAP, basis)
-    _length_plot(summarize(rows, ("length",)), out / LENGTH_PLOT, basis)
+    rendered = {RADAR: _radar(summarize(rows, ("category",)), basis),
+                HEATMAP: _heatmap(summarize(rows, ("suite", "structure", "task", "difficulty")), basis),
+                LENGTH_PLOT: _length_plot(summarize(rows, ("length",)), basis)}
     lines = [f"# {title}", ""]
     lines += [f"{note}" for note in notes] + ([""] if notes else [])
     lines += _overview(rows) + [""] + _usage(rows, prices or {})
@@ -72,9 +83,14 @@ def write_report(rows: Iterable[Mapping[str, Any]], out_dir: str | pathlib.Path,
         if stats:
             lines += [f"## By {name}", ""] + _table(stats, name) + [""]
     lines += _errors(rows) + ["", HOW_SCORED]
-    path = out / "report.md"
-    path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
-    return path
+    return {REPORT: ("\n".join(lines).rstrip() + "\n").encode("utf-8"), **rendered}
+
+
+def _png(fig) -> bytes:
+    sink = io.BytesIO()
+    fig.savefig(sink, format="png", dpi=100, bbox_inches="tight", metadata=_PNG_METADATA)
+    plt.close(fig)
+    return sink.getvalue()
 
 
 def _basis(rows: list[Mapping[str, Any]]) -> str:
@@ -154,7 +170,7 @@ def _errors(rows: list[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def _radar(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
+def _radar(stats: list[GroupStats], basis: str) -> bytes:
     models, keys, table = side_by_side(stats)
     labels = [k[0] for k in keys]
     angles = [2 * math.pi * i / max(len(labels), 1) for i in range(len(labels))]
@@ -169,8 +185,7 @@ def _radar(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
     ax.set_ylim(0, 1)
     ax.set_title(f"Exact accuracy by category\n({basis})", fontsize=8)
     ax.legend(loc="upper right", bbox_to_anchor=(1.25, 1.1), fontsize="small")
-    fig.savefig(path, dpi=100, bbox_inches="tight", metadata=_PNG_METADATA)
-    plt.close(fig)
+    return _png(fig)
 
 
 def _task_label(suite: str, structure: str, task: str) -> str:
@@ -178,7 +193,7 @@ def _task_label(suite: str, structure: str, task: str) -> str:
     return name if suite == "main" else f"{suite}: {name}"
 
 
-def _heatmap(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
+def _heatmap(stats: list[GroupStats], basis: str) -> bytes:
     models = sorted({s.model for s in stats})
     tasks = sorted({_task_label(*s.key[:3]) for s in stats})
     difficulties = sorted({s.key[3] for s in stats}, key=lambda d: ("easy", "medium", "hard").index(d)
@@ -200,11 +215,10 @@ def _heatmap(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
         ax.set_title(model, fontsize=9)
     fig.colorbar(image, ax=list(axes[0]), label="exact accuracy")
     fig.suptitle(f"Exact accuracy per task and difficulty; n = instances per cell ({basis})", fontsize=8)
-    fig.savefig(path, dpi=100, bbox_inches="tight", metadata=_PNG_METADATA)
-    plt.close(fig)
+    return _png(fig)
 
 
-def _length_plot(stats: list[GroupStats], path: pathlib.Path, basis: str) -> None:
+def _length_plot(stats: list[GroupStats], basis: str) -> bytes:
     fig, ax = plt.subplots(figsize=(7, 4))
     for model in sorted({s.model for s in stats}):
         mine = [s for s in stats if s.model == model and s.key[0] is not None]
@@ -219,5 +233,4 @@ def _length_plot(stats: list[GroupStats], path: pathlib.Path, basis: str) -> Non
     ax.set_title(f"Accuracy against length ({basis})", fontsize=8)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    fig.savefig(path, dpi=100, bbox_inches="tight", metadata=_PNG_METADATA)
-    plt.close(fig)
+    return _png(fig)

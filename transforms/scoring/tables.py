@@ -74,10 +74,10 @@ def file_rows(path: str) -> int:
     """Rows a prediction or instance file holds (Parquet metadata, non-empty JSONL lines), for progress;
     0 when unreadable (reading it properly reports why)."""
     try:
+        data = files.read_bytes(path)
         if path.endswith(".jsonl"):
-            with open(path, "rb") as handle:
-                return sum(1 for line in handle if line.strip())
-        return pq.ParquetFile(path).metadata.num_rows
+            return sum(1 for line in data.splitlines() if line.strip())
+        return pq.ParquetFile(pa.BufferReader(data)).metadata.num_rows
     except (pa.ArrowException, OSError):
         return 0
 

@@ -1,18 +1,26 @@
-"""`kill -9` of build-corpus at random points, the commit included, with a reader polling throughout.
+"""`kill -9` of build-corpus at random points spread over the run, the commit included, with a reader
+polling the output throughout.
 
-Each round starts from the same committed "old" corpus (some of the bundles), runs build-corpus
-over all the bundles with one input per wave, and kills its process group with SIGKILL: at a random
-time, as soon as the commit plan appears, or once the commit has started moving files. A reader
-thread opens the output through `retrieval.catalog` (what `sql`, `search` and `serve` use) as fast
-as it can and compares what it sees with the old and the new corpus. Then the same command is rerun
-to completion. Prints the kills, where they landed, how often the reader saw a mixed corpus (must
-be 0), the inputs each rerun redid, and whether every rerun ended byte-identical to a clean run.
+Each round starts from the same committed "old" corpus (one of the bundles), runs build-corpus over
+all the bundles with one input per wave, and kills its process group with SIGKILL. Where: an
+uninterrupted profile round first measures how long the pipeline takes (until the last input's
+completion marker); most kills fall at stratified random times inside that span, and the rest
+(`--commit-kills`) at stratified random points of the commit, from "plan written" through each
+staged file moved to "manifest switched, old files being removed". The commit takes milliseconds,
+so once the pipeline is done the run is advanced in slices (SIGCONT, a fraction of a millisecond,
+SIGSTOP) and its files are inspected between slices: the kill lands exactly where the disk shows
+the drawn point. A reader thread opens the output through `retrieval.catalog` (what `sql`,
+`search` and `serve` use) as fast as it can and compares what it sees with the old and the new
+corpus. Then the same command is rerun to completion. Prints where each kill landed, how often the
+reader saw a mixed corpus (must be 0), the inputs each rerun redid, and whether every rerun ended
+byte-identical to a clean run.
 
-    .venv/bin/python benchmarks/kill_resume.py [--kills 10] [--seed 0]
+    .venv/bin/python benchmarks/kill_resume.py [--kills 10] [--commit-kills 3] [--seed 0]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import random
@@ -85,65 +93,140 @@ class Reader(threading.Thread):
             self.stop.wait(0.005)       # leave the run some CPU on a small machine
 
 
-def kill_point(proc: subprocess.Popen, output: str, mode: str, delay: float) -> str:
-    """Wait for the chosen moment, SIGKILL the run's process group; says where the kill landed."""
-    plan = os.path.join(output, "_staging", "_commit.json")
-    started = time.monotonic()
-    while proc.poll() is None:
-        elapsed = time.monotonic() - started
-        if mode == "time" and elapsed >= delay:
-            break
-        if mode != "time" and os.path.exists(plan):
-            if mode == "commit-plan":
-                break
-            moved = [p for p in files.list_files(output, ".parquet") if "_staging" not in p]
-            if set(files.relative(p, output) for p in moved) != set(committed_bytes_names(output)):
-                break
-        time.sleep(0.001)
-    if proc.poll() is not None:
-        return "finished before the kill"
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    if os.path.exists(plan):
-        return "during the commit"
-    done = os.path.join(output, "_staging", "_done")
-    return f"pipeline ({len(os.listdir(done)) if os.path.isdir(done) else 0} inputs finished)"
+class Run:
+    """One build-corpus process (its own process group) and what its output directory shows."""
+
+    def __init__(self, output: str):
+        self.output = output
+        self.staging = os.path.join(output, "_staging")
+        self.manifest = os.path.join(output, "manifest.json")
+        self.manifest_before = os.stat(self.manifest).st_ino if os.path.exists(self.manifest) else None
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(command(output, BUNDLES), cwd=REPO, start_new_session=True,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.moves: list = []
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def inputs_finished(self) -> int:
+        done = os.path.join(self.staging, "_done")
+        try:
+            return len(os.listdir(done))
+        except FileNotFoundError:
+            return 0
+
+    def commit_stage(self) -> int:
+        """-1 before the plan; 0 plan written; k: k staged files moved; len(moves) + 1: manifest switched."""
+        plan = os.path.join(self.staging, "_commit.json")
+        switched = os.path.exists(self.manifest) and os.stat(self.manifest).st_ino != self.manifest_before
+        if not self.moves and os.path.exists(plan):
+            self.moves = json.loads(open(plan).read())["moves"]
+        if switched:
+            return len(self.moves) + 1
+        if not self.moves:
+            return -1
+        return sum(not os.path.exists(os.path.join(self.staging, relative)) for relative, _ in self.moves)
+
+    def describe(self) -> str:
+        stage = self.commit_stage()
+        if stage > len(self.moves):
+            return "commit: manifest switched, old files being removed"
+        if stage >= 0:
+            return f"commit: plan written, {stage} of {len(self.moves)} staged files moved"
+        return f"pipeline at {self.elapsed():.1f} s ({self.inputs_finished()} of {len(BUNDLES)} inputs finished)"
+
+    def signal(self, number: int) -> None:
+        os.killpg(self.proc.pid, number)
+
+    def kill(self) -> str:
+        """SIGKILL the process group; where it landed (the files are inspected while it is stopped)."""
+        if not self.alive():
+            return "finished before the kill"
+        self.signal(signal.SIGSTOP)
+        where = self.describe()
+        self.signal(signal.SIGKILL)
+        self.proc.wait()
+        return where
 
 
-def committed_bytes_names(output: str) -> list[str]:
-    try:
-        manifest = manifests.read_manifest(output)
-    except ValueError:
-        return []
-    return [f for table in TABLES for f in manifests.committed_relative(output, manifest)[table]]
+def kill_in_pipeline(run: Run, at: float) -> str:
+    """Kill at `at` seconds into the run (earlier if the pipeline is already done)."""
+    while run.alive() and run.elapsed() < at and run.inputs_finished() < len(BUNDLES):
+        time.sleep(0.002)
+    return run.kill()
+
+
+def kill_in_commit(run: Run, target: float, slice_s: float = 0.0002) -> str:
+    """Kill at commit stage `target` (a fraction of plan written .. manifest switched): the run goes
+    freely until the pipeline is done, then in slices, inspected between them."""
+    while run.alive() and run.inputs_finished() < len(BUNDLES):
+        time.sleep(0.002)
+    run.signal(signal.SIGSTOP)
+    while run.alive():
+        stage = run.commit_stage()
+        if stage >= 0 and stage >= round(target * (len(run.moves) + 1)):
+            return run.kill()
+        run.signal(signal.SIGCONT)
+        time.sleep(slice_s)
+        run.signal(signal.SIGSTOP)
+    return run.kill()
+
+
+def profile(output: str) -> tuple[float, float]:
+    """An uninterrupted round: seconds until the last input's marker, and in all."""
+    run = Run(output)
+    pipeline_s = None
+    while run.alive():
+        if pipeline_s is None and run.inputs_finished() == len(BUNDLES):
+            pipeline_s = run.elapsed()
+        time.sleep(0.002)
+    if run.proc.returncode != 0:
+        raise SystemExit(f"the profile run failed with exit code {run.proc.returncode}")
+    return pipeline_s or run.elapsed(), run.elapsed()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--commit-kills", type=int, default=3, help="how many of the kills fall in the commit")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    in_pipeline = args.kills - args.commit_kills
+    points = ([("pipeline", (i + rng.random()) / in_pipeline) for i in range(in_pipeline)]
+              + [("commit", (i + rng.random()) / args.commit_kills) for i in range(args.commit_kills)])
     with tempfile.TemporaryDirectory(prefix="kill-resume-") as work:
         clean, old = os.path.join(work, "clean"), os.path.join(work, "old")
-        started = time.monotonic()
         build(clean, BUNDLES)
-        full_run_s = time.monotonic() - started
         build(old, BUNDLES[:1])
         states = (visible(old), visible(clean))
         reference = committed_bytes(clean)
-        print(f"clean run {full_run_s:.1f} s; killing {args.kills} times", flush=True)
-        mixed = raced = reads = 0
+        output = os.path.join(work, "profile")
+        shutil.copytree(old, output)
+        reader = Reader(output, states)
+        reader.start()
+        pipeline_s, full_run_s = profile(output)
+        reader.stop.set()
+        reader.join()
+        shutil.rmtree(output)
+        print(f"profile round (old corpus + all bundles, reader on): pipeline {pipeline_s:.1f} s, "
+              f"whole run {full_run_s:.1f} s; {args.kills} kills", flush=True)
+        mixed, raced, reads = reader.mixed, reader.raced, reader.reads
         redone, identical, landed = [], [], []
-        for round_number in range(args.kills):
+        for round_number, (where, fraction) in enumerate(points):
             output = os.path.join(work, f"round-{round_number}")
             shutil.copytree(old, output)
             reader = Reader(output, states)
             reader.start()
-            mode = ("time", "commit-plan", "commit-move")[round_number % 3]
-            proc = subprocess.Popen(command(output, BUNDLES), cwd=REPO, start_new_session=True,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            landed.append(kill_point(proc, output, mode, rng.uniform(0.5, 0.9 * full_run_s)))
+            run = Run(output)
+            if where == "pipeline":
+                landed.append(kill_in_pipeline(run, fraction * pipeline_s))
+            else:
+                landed.append(kill_in_commit(run, fraction))
             build(output, BUNDLES)
             reader.stop.set()
             reader.join()
@@ -154,11 +237,12 @@ def main() -> None:
                              and not os.path.exists(os.path.join(output, "_staging")))
             mixed, raced, reads = mixed + reader.mixed, raced + reader.raced, reads + reader.reads
             shutil.rmtree(output)
-            print(f"  round {round_number}: killed {landed[-1]}; rerun redid {redone[-1]} input(s); "
-                  f"byte-identical: {identical[-1]}; reader so far: {reads} reads, {mixed} mixed", flush=True)
-        print(f"inputs: {len(BUNDLES)} bundles, one per wave; uninterrupted run {full_run_s:.1f} s")
-        print(f"kills: {sum(not p.startswith('finished') for p in landed)} of {args.kills} attempts "
-              f"({sum(p == 'during the commit' for p in landed)} during the commit)")
+            print(f"  round {round_number} ({where} point {fraction:.2f}): killed {landed[-1]}; rerun redid "
+                  f"{redone[-1]} input(s); byte-identical: {identical[-1]}; reader so far: {reads} reads, "
+                  f"{mixed} mixed", flush=True)
+        print(f"inputs: {len(BUNDLES)} bundles, one per wave")
+        print(f"kills: {sum(not p.startswith('finished') for p in landed)} of {args.kills} landed "
+              f"({sum(p.startswith('commit') for p in landed)} during the commit)")
         print(f"reader: {reads} reads, {mixed} saw a mixed corpus, {raced} raced the removal of old files")
         print(f"inputs redone per rerun: {redone}")
         print(f"every rerun byte-identical to a clean run: {all(identical)}")

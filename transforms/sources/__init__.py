@@ -18,7 +18,8 @@ and optionally
 `index` gives one ref per paper: either a small pointer that `fetch` reads after the shuffle
 (arXiv: bundle, offset, size) or, for inputs that must be read whole to be split, `Loaded(sub)`.
 A ref's id is checked (`base.checked_id`) and made unique within its input (`base.unique_refs`,
-newest version wins) before anything is fetched. `Submission.bundle` is the input's stored name
+newest version wins) before anything is fetched; copies across inputs and runs are settled
+before the commit (`transforms.duplicates`). `Submission.bundle` is the input's stored name
 (`base.input_name`), never the path as typed; `Submission.metadata` holds the paper's descriptive
 fields under their `papers` column names. The modules:
 

@@ -14,7 +14,8 @@ pipeline calls, in this order and nothing else:
 and takes the papers columns a submission's `metadata` fills from its keys named as the columns
 (title, authors, year, ...; `None`: the source knows none). Identifiers are checked by the source
 that reads them (`checked_id`), and each input's refs are made unique (`unique_refs`) before any
-paper is fetched, so the tables never hold two rows of one paper.
+paper is fetched; copies in different inputs, or already in the corpus, are settled before the
+commit (`transforms.duplicates`), so the tables never hold two rows of one paper.
 """
 from __future__ import annotations
 

@@ -37,12 +37,13 @@ sys.path.insert(0, str(REPO))
 
 from retrieval.catalog import open_catalog  # noqa: E402
 from transforms.write import files  # noqa: E402
+from transforms.write.commit import TABLE_NAMES  # noqa: E402
 from transforms.write import manifest as manifests  # noqa: E402
 
 SAMPLES = REPO / "samples" / "arxiv"
 BUNDLES = sorted(str(p) for p in SAMPLES.glob("arXiv_src_*.tar"))
 METADATA = str(SAMPLES / "arxiv-metadata-oai-snapshot.json")
-TABLES = ("papers", "theorems", "failures")
+TABLES = TABLE_NAMES          # papers, theorems, failures, edges
 
 
 def command(output: str, bundles: list[str]) -> list[str]:

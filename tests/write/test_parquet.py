@@ -107,14 +107,16 @@ def test_commit_replaces_an_inputs_files_and_leaves_other_inputs_alone(tmp_path)
 
 def test_accounting_adds_up_or_fails_loudly(tmp_path):
     bundle = "/in/arXiv_src_2101_001.tar"
+    duplicate = {"paper_id": "arxiv:a", "stage": "read", "error_class": "duplicate", "bundle": bundle}
     _write(tmp_path, {PAPERS: [paper("arxiv:a", n=2), paper("arxiv:b", "skipped"), paper("arxiv:c", "failed")],
-                      THEOREMS: [theorem("arxiv:a", 0), theorem("arxiv:a", 1)]})
-    _accounting(tmp_path, "arXiv_src_2101_001", bundle, 3)
-    counts = staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path), ["arXiv_src_2101_001"]))
-    assert counts["arXiv_src_2101_001"] == {"bundle": bundle, "submissions": 3, "ok": 1, "failed": 1,
-                                            "skipped": 1, "statements_expected": 2, "statements_written": 2}
+                      THEOREMS: [theorem("arxiv:a", 0), theorem("arxiv:a", 1)],
+                      FAILURES: [duplicate, {**duplicate, "error_class": "unsafe-member"}]})
     _accounting(tmp_path, "arXiv_src_2101_001", bundle, 4)
-    with pytest.raises(staging.AccountingError, match="4 submissions in, 3 papers out"):
+    counts = staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path), ["arXiv_src_2101_001"]))
+    assert counts["arXiv_src_2101_001"] == {"bundle": bundle, "submissions": 4, "ok": 1, "failed": 1, "skipped": 1,
+                                            "duplicates": 1, "statements_expected": 2, "statements_written": 2}
+    _accounting(tmp_path, "arXiv_src_2101_001", bundle, 5)
+    with pytest.raises(staging.AccountingError, match="5 submissions in, 3 papers out .* and 1 duplicate copies"):
         staging.check_accounting(str(tmp_path), staging.read_accounting(str(tmp_path), ["arXiv_src_2101_001"]))
 
 

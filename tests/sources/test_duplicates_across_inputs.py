@@ -140,3 +140,16 @@ def test_the_same_version_again_is_a_duplicate_and_leaves_the_corpus_alone(input
     accounting = json.load(open(out / "manifest.json"))["accounting"]
     assert (accounting["arXiv_src_2201_002"]["ok"], accounting["arXiv_src_2201_002"]["duplicates"]) == (1, 2)
     assert (accounting["arXiv_src_2201_003"]["ok"], accounting["arXiv_src_2201_003"]["duplicates"]) == (1, 1)
+
+
+@pytest.mark.slow
+def test_the_index_keeps_no_vectors_of_the_replaced_copy(inputs, tmp_path):
+    """With embeddings, the vector index follows the committed files: the older copy's vectors go."""
+    _, first, second, _ = inputs
+    out = tmp_path / "embedded"
+    for bundle_path in (first, second):
+        assert main(["build-corpus", "--input", bundle_path, "--output", str(out), "--preset", "local",
+                     "--no-progress"]) == 0
+    (statements,) = rows(out, "SELECT count(*) FROM theorems WHERE embedding IS NOT NULL")[0]
+    index = json.load(open(out / "index" / "description" / "index.json"))
+    assert sum(index["encoded"].values()) == statements == 12

@@ -19,6 +19,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable, Mapping, Optional
 
+import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
+
 from schemas import EDGES, FAILURES, PAPERS
 from schemas.table import Table
 from transforms.sources.base import version_rank
@@ -65,9 +68,7 @@ def duplicate_row(dropped: Copy, kept: Copy) -> dict:
 
 
 def _read_rows(path: str) -> list[dict]:
-    import pyarrow.parquet as pq
-
-    with files.FileSystems.open(path) as handle:
+    with FileSystems.open(path) as handle:
         return pq.read_table(handle).to_pylist()
 
 
@@ -132,6 +133,8 @@ def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, li
                                row["n_statements"] or 0, order.get(group, 0)))
     losers: dict[str, dict[str, tuple[Copy, dict]]] = {}
     for dropped, kept in settle(copies):
+        if dropped.group == kept.group:     # two rows of one input (a corpus older than `unique_refs`): rows
+            continue                        # are removed by paper id, which would take the kept copy too
         losers.setdefault(dropped.group, {})[dropped.paper_id] = (dropped, duplicate_row(dropped, kept))
     tables = {PAPERS.name: PAPERS, theorems.name: theorems, FAILURES.name: FAILURES, EDGES.name: EDGES}
     accounting = {}

@@ -7,7 +7,7 @@ uninterrupted profile round first measures how long the pipeline takes (until th
 completion marker); most kills fall at stratified random times inside that span, and the rest
 (`--commit-kills`) at stratified random points of the commit, from "plan written" through each
 staged file moved to "manifest switched, old files being removed". The commit takes milliseconds,
-so once the pipeline is done the run is advanced in slices (SIGCONT, a fraction of a millisecond,
+so once the pipeline is done the run is advanced in slices (SIGCONT, a yield of this process,
 SIGSTOP) and its files are inspected between slices: the kill lands exactly where the disk shows
 the drawn point. A reader thread opens the output through `retrieval.catalog` (what `sql`,
 `search` and `serve` use) as fast as it can and compares what it sees with the old and the new
@@ -161,7 +161,7 @@ def kill_in_pipeline(run: Run, at: float) -> str:
     return run.kill()
 
 
-def kill_in_commit(run: Run, target: float, slice_s: float = 0.0002) -> str:
+def kill_in_commit(run: Run, target: float, slice_s: float = 0.0) -> str:
     """Kill at commit stage `target` (a fraction of plan written .. manifest switched): the run goes
     freely until the pipeline is done, then in slices, inspected between them."""
     while run.alive() and run.inputs_finished() < len(BUNDLES):

@@ -52,8 +52,10 @@ def command(output: str, bundles: list[str]) -> list[str]:
 
 
 def build(output: str, bundles: list[str]) -> None:
-    subprocess.run(command(output, bundles), cwd=REPO, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    done = subprocess.run(command(output, bundles), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"build-corpus into {output} exited {done.returncode}:\n{done.stderr[-3000:]}")
 
 
 def visible(output: str):

@@ -246,4 +246,6 @@ def finish_commit(output: str, plan: dict, publish: Callable[[dict], None]) -> N
     keep = {f for paths in plan["files"].values() for f in paths}
     files.delete([p for name in TABLE_NAMES for p in list_files(files.join(output, name), ".parquet")
                   if files.relative(p, output) not in keep])
-    files.delete_tree(staging)
+    plan_file = files.join(staging, PLAN)      # the plan goes last: a run killed while the staging is removed
+    files.delete([p for p in list_files(staging) if p != plan_file])    # leaves it, and the rerun finishes
+    files.delete_tree(staging)                 # this commit again (never completion markers without files)

@@ -4,14 +4,18 @@ A `.sty` often declares its theorem environments inside `\\if...\\else...\\fi` b
 package option: `\\newif\\ifnumberedthm`, `\\DeclareOption{numbered}{\\numberedthmtrue}`,
 `\\ProcessOptions`, then `\\ifnumberedthm \\newtheorem{...}[section] \\else ... \\fi`. Reading both
 branches declares every environment twice. Here the switches are run as LaTeX runs them (options
-given to `\\usepackage[...]`, `\\footrue`/`\\foofalse`, `\\ifdefined` of a macro defined earlier) and
-the branch not taken is blanked (its newlines kept, so lines still count). A conditional whose value
-is not known here (`\\ifpdf`, `\\ifx` of two macros) keeps both branches, as before.
+given to `\\usepackage[...]`, `\\footrue`/`\\foofalse`, `\\ifdefined`, `\\ifcsname` and `\\@ifundefined` of a
+macro defined earlier, `\\ifx` of two tokens whose meanings the document gives) and the branch not
+taken is blanked (its newlines kept, so lines still count). A conditional whose value is not known
+here (`\\ifpdf`, `\\ifx\\foo\\undefined` of a command some package not in the submission may define)
+keeps both branches; a definition read from such a conditional counts from the branch that makes it
+first (`first_definitions`), as `\\newcommand` keeps a first definition.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Callable, Optional
 
 from transforms.latex.definitions import definition_spans
 from transforms.latex.scan import CONTROL_SEQUENCE_RE, mandatory, skip_spaces
@@ -21,8 +25,9 @@ _TOKEN_RE = re.compile(
     r"|\\(?P<declare>DeclareOption)(?P<declare_star>\*?)"
     r"|\\(?P<execute>ExecuteOptions)(?![A-Za-z@])"
     r"|\\(?P<process>ProcessOptions)(?P<process_star>\*?)"
-    r"|\\(?P<if>if[A-Za-z@]*)(?![A-Za-z@])"
+    r"|(?:\\expandafter\s*)?\\(?P<if>if[A-Za-z@]*)(?![A-Za-z@])"
     r"|\\(?P<else>else|fi)(?![A-Za-z@])"
+    r"|\\(?P<ifundefined>@ifundefined)(?![A-Za-z@])"
     r"|\\(?P<switch>[A-Za-z@]+)(?P<value>true|false)(?![A-Za-z@])")
 # Commands named \if... that take arguments instead of opening a conditional (ifthen, etoolbox, \iff).
 _NOT_CONDITIONALS = frozenset({
@@ -30,15 +35,23 @@ _NOT_CONDITIONALS = frozenset({
     "ifboolexpr", "iftoggle", "ifstrequal", "ifstrempty", "ifblank", "ifnumcomp", "ifdefstring", "ifdefmacro",
     "ifcsmacro", "ifpackageloaded", "ifclassloaded", "ifdefequal", "ifnumequal", "ifdimcomp", "ifnumodd",
 })
-_DEFINED_NAME_RE = re.compile(r"\\[A-Za-z]+\*?\s*\{?\s*\\([A-Za-z@]+)")
+_DEFINED_NAME_RE = re.compile(r"\\([A-Za-z]+)(\*?)\s*\{?\s*\\([A-Za-z@]+)\s*\}?")
+_LET_RE = re.compile(r"\\let\s*\\[A-Za-z@]+\s*=?\s*\\([A-Za-z@]+|.)")
+_CSNAME_END_RE = re.compile(r"\s*([^\\{}]*?)\s*\\endcsname")       # what \csname (or \ifcsname) reads
+_CSNAME_RE = re.compile(r"\\csname" + _CSNAME_END_RE.pattern)
+_BRANCH_RE = re.compile(r"\\(if[A-Za-z@]*|else|or|fi)(?![A-Za-z@])")
+# Meanings that are known without a definition in the document; `\\undefined` is never defined.
+_UNDEFINED, _RELAX = "undefined", "relax"
+_KNOWN_MEANINGS = {"undefined": _UNDEFINED, "@undefined": _UNDEFINED, "relax": _RELAX}
 
 
 @dataclasses.dataclass
 class Switches:
-    """What the files read so far have set: `\\newif` booleans and the macros they defined."""
+    """What the files read so far have set: `\\newif` booleans and the macros they defined, each with
+    its meaning (how it was defined, for `\\ifx`; None when that is not known here)."""
 
-    booleans: dict[str, bool] = dataclasses.field(default_factory=dict)
-    defined: set[str] = dataclasses.field(default_factory=set)
+    booleans: dict[str, Optional[bool]] = dataclasses.field(default_factory=dict)   # None: not known here
+    defined: dict[str, Optional[str]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -51,7 +64,7 @@ class _Frame:
 
 
 class _Resolver:
-    def __init__(self, text: str, options: list[str], switches: Switches):
+    def __init__(self, text: str, options: Optional[list[str]], switches: Switches):
         self.text, self.options, self.switches = text, options, switches
         self.declared: dict[str, str] = {}       # package option -> its code
         self.stack: list[_Frame] = []
@@ -73,30 +86,53 @@ class _Resolver:
             if not m:
                 break
             while span < len(spans) and spans[span][1] <= m.start():
+                if spans[span][0] >= pos:                  # a definition passed over: recorded
+                    self._define(text[spans[span][0]:spans[span][1]])
                 span += 1
             if span < len(spans) and spans[span][0] <= m.start():        # inside a definition: not run
                 start, end = spans[span]
                 self.emit(text[pos:start])
-                self._definition(text[start:end])
+                self._define(text[start:end])
+                self.emit(text[start:end])
                 pos = end
+                span += 1
                 continue
             self.emit(text[pos:m.start()])
             pos = self._token(m)
         self.emit(text[pos:])
         return "".join(self.out)
 
-    def _definition(self, piece: str) -> None:
+    def _define(self, piece: str) -> None:
+        """Record what the definition `piece` defines, when it is in a branch that runs."""
         if self.live():
             named = _DEFINED_NAME_RE.match(piece)
             if named:
-                self.switches.defined.add(named.group(1))
-        self.emit(piece)
+                meaning = self._meaning_of_definition(named, piece)
+                if meaning == _UNDEFINED:                 # \let\foo\undefined
+                    self.switches.defined.pop(named.group(3), None)
+                elif self.decided():
+                    self.switches.defined[named.group(3)] = meaning
+                elif self.switches.defined.get(named.group(3)) != meaning:
+                    self.switches.defined[named.group(3)] = None       # defined, as what is not known
+
+    def _meaning_of_definition(self, named: re.Match, piece: str) -> Optional[str]:
+        """What `\\ifx` compares: the definition without the defined name (`\\let` copies a meaning)."""
+        command = named.group(1)
+        if command == "let":
+            let = _LET_RE.match(piece)
+            target = let.group(1) if let else ""
+            return _KNOWN_MEANINGS.get(target) or self.switches.defined.get(target)
+        kind = "def" if command in ("def", "gdef", "edef", "xdef") else "long" if not named.group(2) else "short"
+        return kind + ":" + piece[named.end():].strip()
 
     def _token(self, m: re.Match) -> int:
         text, live = self.text, self.live()
         if m.group("newif"):
             if live:
-                self.switches.booleans.setdefault(m.group("newname"), False)
+                name = m.group("newname")
+                self.switches.booleans.setdefault(name, False)
+                for command in ("if" + name, name + "true", name + "false"):
+                    self.switches.defined.setdefault(command, None)
         elif m.group("declare"):
             got = mandatory(text, m.end()) if not m.group("declare_star") else None
             code = mandatory(text, got[1]) if got else None
@@ -107,32 +143,43 @@ class _Resolver:
             return end
         elif m.group("execute"):
             got = mandatory(text, m.end())
-            if got and live:
+            if got and live and self.options is not None:
                 for option in got[0].split(","):
                     self._run_option(option.strip())
             end = got[1] if got else m.end()
             self.emit(text[m.start():end])
             return end
         elif m.group("process"):
-            if live:
+            if live and self.options is not None:
                 order = self.options if m.group("process_star") else [o for o in self.declared if o in self.options]
                 for option in order:
                     self._run_option(option)
         elif m.group("if"):
             return self._open(m)
+        elif m.group("ifundefined"):
+            return self._ifundefined(m)
         elif m.group("else"):
             return self._else_or_fi(m)
         elif m.group("switch") in self.switches.booleans and live:
-            self.switches.booleans[m.group("switch")] = m.group("value") == "true"
+            self._set(m.group("switch"), m.group("value") == "true")
         self.emit(m.group())
         return m.end()
+
+    def decided(self) -> bool:
+        """Whether every enclosing conditional was decided (what runs here surely runs)."""
+        return all(frame.value is not None for frame in self.stack)
+
+    def _set(self, boolean: str, value: bool) -> None:
+        """`\\footrue`: in a branch that may not run, the boolean is known only if it already had `value`."""
+        known = self.switches.booleans.get(boolean)
+        self.switches.booleans[boolean] = value if self.decided() or known == value else None
 
     def _run_option(self, option: str) -> None:
         code = self.declared.get(option)
         if code:
             for m in _TOKEN_RE.finditer(code):
                 if m.group("switch") in self.switches.booleans:
-                    self.switches.booleans[m.group("switch")] = m.group("value") == "true"
+                    self._set(m.group("switch"), m.group("value") == "true")
 
     def _open(self, m: re.Match) -> int:
         name = m.group("if")[2:]
@@ -151,14 +198,61 @@ class _Resolver:
     def _value(self, name: str, pos: int) -> tuple[bool | None, int]:
         """The value of `\\if<name>` and where its test ends; None when not known here."""
         if name in self.switches.booleans:
-            return self.switches.booleans[name], pos
+            return self.switches.booleans[name], pos        # None (set in a branch that may not run): not known
         if name in ("true", "false"):
             return name == "true", pos
         if name == "defined":
             cs = CONTROL_SEQUENCE_RE.match(self.text, skip_spaces(self.text, pos))
             if cs and cs.group(1) in self.switches.defined:
                 return True, cs.end()
+        elif name == "csname":
+            name_end = _CSNAME_END_RE.match(self.text, pos)
+            if name_end and name_end.group(1) in self.switches.defined:
+                return True, name_end.end()
+        elif name == "x":
+            return self._ifx(pos)
         return None, pos
+
+    def _token_meaning(self, pos: int) -> tuple[Optional[str], int]:
+        """The meaning of the token at `pos` as `\\ifx` sees it, and where it ends; None: not known here.
+
+        A `\\csname name\\endcsname` (after `\\expandafter\\ifx`) is the command it names, `\\relax` when
+        that is undefined, as TeX makes it.
+        """
+        pos = skip_spaces(self.text, pos)
+        csname = _CSNAME_RE.match(self.text, pos)
+        if csname:
+            name = csname.group(1)
+            return (self.switches.defined.get(name) if name in self.switches.defined else None), csname.end()
+        cs = CONTROL_SEQUENCE_RE.match(self.text, pos)
+        if not cs:
+            return (self.text[pos], pos + 1) if pos < len(self.text) else (None, pos)
+        name = cs.group(1)
+        if name in self.switches.defined:
+            return self.switches.defined[name], cs.end()
+        return _KNOWN_MEANINGS.get(name), cs.end()
+
+    def _ifx(self, pos: int) -> tuple[Optional[bool], int]:
+        """`\\ifx A B`: decided when the document gives both meanings (`\\ifx\\mode\\full` of two `\\def`s,
+        `\\ifx\\foo\\undefined` after `\\newcommand\\foo`); a command it does not define is not known."""
+        first, after_first = self._token_meaning(pos)
+        second, end = self._token_meaning(after_first)
+        if first is None or second is None:
+            return None, pos
+        return first == second, end
+
+    def _ifundefined(self, m: re.Match) -> int:
+        """`\\@ifundefined{name}{yes}{no}`: when the document defines `name`, only the no-branch is run."""
+        name = mandatory(self.text, m.end())
+        yes = mandatory(self.text, name[1]) if name else None
+        no = mandatory(self.text, yes[1]) if yes else None
+        if not no or not self.live() or name[0].strip() not in self.switches.defined:
+            self.emit(m.group())
+            return m.end()
+        self.emit("\n" * self.text.count("\n", m.start(), no[1] - len(no[0]) - 1))
+        self.emit(no[0])
+        self.emit("")
+        return no[1]
 
     def _else_or_fi(self, m: re.Match) -> int:
         frame = self.stack[-1] if self.stack else None
@@ -175,12 +269,49 @@ class _Resolver:
         return m.end()
 
 
-def resolve_conditionals(text: str, options: list[str], switches: Switches) -> str:
-    """`text` (a package or class) with the branches of known conditionals not taken blanked.
+def resolve_conditionals(text: str, options: Optional[list[str]], switches: Switches) -> str:
+    """`text` (a package, a class or a document's preamble) with the branches of known conditionals
+    not taken blanked.
 
-    `options` are the options it was loaded with; `switches` carries booleans and definitions from
-    file to file and is updated.
+    `options` are the options a package was loaded with (None: its options were already run, as for
+    a preamble with its packages inlined); `switches` carries booleans and definitions from file to
+    file and is updated.
     """
-    if "\\if" not in text:
+    if "\\if" not in text and "\\@ifundefined" not in text:
         return text
     return _Resolver(text, options, switches).run()
+
+
+def first_definitions(text: str, pattern: re.Pattern, key: Callable[[re.Match], str]) -> list[re.Match]:
+    """The matches of `pattern` (a definition command) that count, in order, where `text` still holds
+    conditionals not decided here: within one, a definition of `key(match)` made in an earlier branch
+    is not overridden by a later branch's (`\\ifpdf\\crefname{lemma}{Lemma}..\\else\\crefname{lemma}{lemma}..\\fi`
+    counts as `Lemma`), as if the first branch that makes it were the one run. Outside conditionals a
+    later definition overrides, as in TeX.
+    """
+    definitions = list(pattern.finditer(text))
+    if not definitions or "\\if" not in text:
+        return definitions
+    branches = [m for m in _BRANCH_RE.finditer(text) if m.group(1) not in _NOT_CONDITIONALS]
+    stack: list[tuple[set, bool]] = []     # per open conditional: (keys defined in it, in a later branch?)
+    kept: list[re.Match] = []
+    b = 0
+    for d in definitions:
+        while b < len(branches) and branches[b].start() < d.start():
+            token = branches[b].group(1)
+            if token == "fi":
+                if stack:
+                    stack.pop()
+            elif token in ("else", "or"):
+                if stack:
+                    stack[-1] = (stack[-1][0], True)
+            else:
+                stack.append((set(), False))
+            b += 1
+        k = key(d)
+        if any(later and k in keys for keys, later in stack):
+            continue
+        for keys, _ in stack:
+            keys.add(k)
+        kept.append(d)
+    return kept

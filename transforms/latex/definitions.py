@@ -203,6 +203,8 @@ def _parse_def(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, in
     if open_brace < 0:
         return None
     params = text[m.end():open_brace]
+    if is_letter(name[0]):
+        params = params.lstrip(" \t\n")        # TeX skips spaces after a control word: `\def\foo {x}`
     if "}" in params or len(params) > 200:
         return None
     end = group_end(text, open_brace)

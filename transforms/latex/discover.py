@@ -132,12 +132,14 @@ def _let_aliases(found: Discovery, text: str) -> None:
 
 def _llncs_counters(found: Discovery, preamble: str) -> None:
     """llncs numbers its own environments as its options say: `envcountsame` makes them all share
-    the theorem counter, `envcountsect` numbers them within sections; `claim` is unnumbered."""
+    the theorem counter, `envcountsect` numbers them within sections, `envcountreset` restarts them at
+    each section without printing the section number; `claim` is unnumbered."""
     m = _LLNCS_RE.search(preamble)
     if not m:
         return
     options = {o.strip() for o in (m.group(1) or "").split(",")}
     same, sect = "envcountsame" in options, "envcountsect" in options
+    reset = "section" if "envcountreset" in options and not sect else None
     found.envs.setdefault("theorem", EnvSpec("theorem", "Theorem", kind_for("Theorem", "theorem"),
                                              declared_by="builtin"))
     for name, spec in list(found.envs.items()):
@@ -146,7 +148,7 @@ def _llncs_counters(found: Discovery, preamble: str) -> None:
         if name == "claim":
             found.envs[name] = dataclasses.replace(spec, numbered=False)
         elif name == "theorem" or (name in LLNCS_ENVS and not same):
-            found.envs[name] = dataclasses.replace(spec, within="section" if sect else None)
+            found.envs[name] = dataclasses.replace(spec, within="section" if sect else None, reset_by=reset)
         elif name in LLNCS_ENVS:
             found.envs[name] = dataclasses.replace(spec, counter="theorem", within=None)
 

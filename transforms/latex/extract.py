@@ -15,12 +15,13 @@ import traceback
 from typing import Callable, Mapping, Optional
 
 from transforms.latex.comments import strip_comments
+from transforms.latex.conditionals import Switches, resolve_conditionals
 from transforms.latex.decode import decode_tex, looks_binary, unix_line_ends
 from transforms.latex.discover import Discovery, discover
 from transforms.latex.flatten import Flattened, document_body_span, flatten
 from transforms.latex.declarations import prepare_declarations
 from transforms.latex.definitions import MacroTable, collect_macros, definition_spans
-from transforms.latex.macros import expand_macros
+from transforms.latex.macros import expand_after, expand_macros
 from transforms.latex.mainfile import document_class, find_main_file, is_source_name, is_tex_name
 from transforms.latex.model import Event, ExtractionResult, LabelTarget, Limits, Statement
 from transforms.latex.numbering import Numberer
@@ -56,9 +57,26 @@ class _GuardedMacros:
             self._record(exc, "collecting macro definitions failed; no macros expanded", location)
             return MacroTable()
 
-    def wrappers(self, preamble: str) -> str:
+    def program(self, preamble: str, switches: Switches) -> str:
+        """The preamble (packages inlined) with its `\\expandafter`s run once and its conditionals decided
+        where the document says how (`macros.expand_after`, `conditionals.resolve_conditionals`)."""
         try:
-            return prepare_declarations(preamble, self.table, self.run.limits)
+            if "\\expandafter" in preamble:
+                preamble = expand_after(preamble, collect_macros(preamble, self.run.limits),
+                                        definition_spans(preamble))
+            return resolve_conditionals(preamble, None, Switches(booleans=dict(switches.booleans)))
+        except Exception as exc:
+            self._record(exc, "running the preamble's \\expandafter and conditionals failed", "")
+            return preamble
+
+    def wrappers(self, preamble: str) -> str:
+        """The preamble with declaration wrappers expanded; an `\\expandafter` they leave (a wrapper that
+        builds a name, `\\expandafter\\newtheorem\\csname #1\\endcsname`) is run once too."""
+        try:
+            prepared = prepare_declarations(preamble, self.table, self.run.limits)
+            if prepared is not preamble and "\\expandafter" in prepared:
+                prepared = expand_after(prepared, self.table, definition_spans(prepared))
+            return prepared
         except Exception as exc:
             self._record(exc, "expanding declaration wrappers failed", "")
             return preamble
@@ -208,11 +226,10 @@ class _Document:
         run.check_time()
         text = self.flat.text
         self.body_start, self.body_end = document_body_span(text)
-        if self.body_start == 0:           # a fragment without \begin{document}: all of it is body
-            self.preamble = ""
-        else:
-            self.preamble = text[:self.body_start - len("\\begin{document}")]
+        self.preamble = ""               # a fragment without \begin{document}: all of it is body
         run.stage = "macros"             # declaration wrappers are expanded even without macro expansion
+        if self.body_start:
+            self.preamble = self.macros.program(text[:self.body_start - len("\\begin{document}")], self.flat.switches)
         self.macros.table = self.macros.collect(self.preamble)
         resolved = [name for name in RESOLVED_COMMANDS if name in self.macros.table.defs]
         if resolved:                     # kept as written: rendering prints them, edges read them

@@ -75,6 +75,7 @@ class Flattened:
     files_used: list[str]
     events: list[Event]
     ignored: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)  # (file, text LaTeX skips, why)
+    switches: Switches = dataclasses.field(default_factory=Switches)   # what the packages read set
 
 
 class _Resolver:
@@ -174,7 +175,7 @@ class _Flattener:
         if only:
             self.include_only = {posixpath.normpath(n.strip()) for n in only.group(1).split(",") if n.strip()}
         self._file(main, text, 0, (main,), whole=True)
-        return Flattened("".join(self.out), self.map, self.files_used, self.events, self.ignored)
+        return Flattened("".join(self.out), self.map, self.files_used, self.events, self.ignored, self.switches)
 
     def _file(self, path: str, text: str, depth: int, stack: tuple[str, ...], whole: bool) -> None:
         self.files_used.append(path)

@@ -276,3 +276,83 @@ def expand_macros(text: str, table: MacroTable, limits: Limits) -> tuple[str, li
         state.fail(give_up.name)
         expanded = text
     return expanded, state.failed
+
+
+_EXPANDAFTER_RE = re.compile(r"\\expandafter(?![A-Za-z@])")
+_CSNAME_RE = re.compile(r"\\csname\s*([A-Za-z@]+)\s*\\endcsname")
+_MAX_EXPANDAFTER_CHAIN = 16
+
+
+def _one_step(text: str, pos: int, table: MacroTable, chain: int) -> Optional[tuple[str, int]]:
+    """The token (with its arguments) at text[pos] expanded once, as TeX's `\\expandafter` expands the
+    token after the next: (its expansion, index after it); None when that is not known here."""
+    pos = skip_spaces(text, pos)
+    if pos >= len(text):
+        return None
+    if text[pos] != "\\":
+        return text[pos], pos + 1                       # a character expands to itself
+    csname = _CSNAME_RE.match(text, pos)
+    if csname:
+        return "\\" + csname.group(1), csname.end()
+    m = _CS_RE.match(text, pos)
+    name = m.group(1)
+    if name == "expandafter":
+        return _expand_after_at(text, m.end(), table, chain + 1)
+    macro = table.defs.get(name)
+    if macro is None or macro.delimiters is not None or macro.literal:
+        return (m.group(), m.end()) if not is_letter(name[0]) else None   # \{ and kin: unexpandable
+    read = _read_args(macro, text, m.end())
+    return None if read is None else (_substitute(macro.body, read[0]), read[1])
+
+
+def _expand_after_at(text: str, pos: int, table: MacroTable, chain: int) -> Optional[tuple[str, int]]:
+    """`\\expandafter X Y` with text[pos] at X: X followed by Y expanded once, and where Y ended."""
+    if chain > _MAX_EXPANDAFTER_CHAIN:
+        return None
+    pos = skip_spaces(text, pos)
+    if pos >= len(text):
+        return None
+    first = _CS_RE.match(text, pos) if text[pos] == "\\" else None
+    kept, after = (first.group(), first.end()) if first else (text[pos], pos + 1)
+    expanded = _one_step(text, after, table, chain)
+    if expanded is None:
+        return None
+    piece = expanded[0]
+    if first and is_letter(first.group(1)[0]) and piece[:1].isalpha():
+        kept += " "                                     # `\newtheorem` then `lemma`: keep them apart
+    return kept + piece, expanded[1]
+
+
+def expand_after(text: str, table: MacroTable, skip: list[tuple[int, int]] = ()) -> str:
+    """`text` with each `\\expandafter` run once: `\\expandafter\\def\\csname name\\endcsname{...}` becomes
+    `\\def\\name {...}` and `\\expandafter\\newtheorem\\expandafter{\\lemmaname}` becomes
+    `\\newtheorem{lemma}`, so the definitions and declarations they build are read like written ones.
+
+    The token after the next is expanded one step: a `\\csname` of letters, a macro of `table` (its
+    body with the arguments put in), another `\\expandafter` (chains), a character (itself). When it is
+    anything else (a command of a package this run cannot see) the `\\expandafter` stays as written.
+    Text in the `skip` spans (definition bodies, which run only when called) is copied unchanged.
+    """
+    out: list[str] = []
+    pos = 0
+    spans = iter(skip)
+    span = next(spans, None)
+    for m in _EXPANDAFTER_RE.finditer(text):
+        if m.start() < pos:
+            continue
+        while span is not None and span[1] <= m.start():
+            span = next(spans, None)
+        if span is not None and span[0] <= m.start():
+            continue
+        done = _expand_after_at(text, m.end(), table, 0)
+        if done is None:
+            continue
+        out.append(text[pos:m.start()])
+        out.append(done[0])
+        pos = done[1]
+        if pos < len(text) and is_letter(text[pos]) and _ends_with_control_word(done[0]):
+            out.append(" ")
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)

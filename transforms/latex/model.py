@@ -46,6 +46,7 @@ class EnvSpec:
     numbered: bool = True
     counter: Optional[str] = None   # counter it shares (e.g. "theorem" for [theorem]); None: its own
     within: Optional[str] = None    # reset by this counter (e.g. "section")
+    reset_by: Optional[str] = None  # reset by this counter, its number printed alone (llncs envcountreset)
     declared_by: str = ""           # "\\newtheorem", "\\declaretheorem", "builtin", ...
 
 

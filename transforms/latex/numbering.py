@@ -178,6 +178,8 @@ class Numberer:
             if spec.numbered and spec.counter is None:
                 self._new_counter(spec.name, spec.within)
                 self._env_counter[spec.name] = spec.name
+                if spec.reset_by:
+                    self._reset_by(spec.name, spec.reset_by)
         self._apply_preamble(declarations)
         self.equation_envs: dict[str, str] = {e: e for e in NUMBERED_EQUATION_ENVS}
         self.equation_envs.update(equation_wrappers(declarations))

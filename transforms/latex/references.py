@@ -11,6 +11,7 @@ import dataclasses
 import re
 from typing import Callable, Mapping, Optional
 
+from transforms.latex.conditionals import first_definitions
 from transforms.latex.model import LabelTarget
 from transforms.latex.scan import group, skip_spaces, split_top_level
 
@@ -263,9 +264,11 @@ _CREFNAME_RE = re.compile(r"\\crefname\s*\{([^{}]+)\}\s*\{([^{}]*)\}\s*\{([^{}]*
 
 def cref_names(declarations: str, display_names: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     """The author's `\\crefname{env}{singular}{plural}`s, keyed by the environment's display name (or
-    the counter's kind for equation, section, figure, ...)."""
+    the counter's kind for equation, section, figure, ...). In a conditional not decided here, the
+    first branch's `\\crefname` of an environment counts (`conditionals.first_definitions`)."""
     return {display_names.get(m.group(1), m.group(1)): (m.group(2).strip(), m.group(3).strip())
-            for m in _CREFNAME_RE.finditer(declarations) if m.group(2).strip()}
+            for m in first_definitions(declarations, _CREFNAME_RE, lambda m: m.group(1).strip())
+            if m.group(2).strip()}
 
 
 _BIBITEM_RE = re.compile(r"\\bibitem\s*(?:\[(?P<label>(?:[^\[\]{}]|\{[^{}]*\})*)\])?\s*\{(?P<key>[^{}]+)\}"

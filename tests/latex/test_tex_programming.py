@@ -132,7 +132,7 @@ def test_expandafter_is_one_step_and_leaves_what_it_cannot_expand():
             r"\newcommand\wrap{\expandafter\d\csname q\endcsname}")
     table = collect_macros(text, Limits())
     from transforms.latex.definitions import definition_spans
-    out = expand_after(text, table, definition_spans(text))
+    out = expand_after(text, lambda: table, definition_spans(text))
     assert r"\a\inner" in out                     # one step: \outer's body, not \inner's
     assert r"\b21" in out
     assert r"\expandafter\c\unknowncs" in out      # a command of a package not in the submission

@@ -64,8 +64,10 @@ class _Frame:
 
 
 class _Resolver:
-    def __init__(self, text: str, options: Optional[list[str]], switches: Switches):
+    def __init__(self, text: str, options: Optional[list[str]], switches: Switches,
+                 spans: Optional[list[tuple[int, int]]] = None):
         self.text, self.options, self.switches = text, options, switches
+        self.spans = definition_spans(text) if spans is None else spans
         self.declared: dict[str, str] = {}       # package option -> its code
         self.stack: list[_Frame] = []
         self.out: list[str] = []
@@ -77,8 +79,7 @@ class _Resolver:
         self.out.append(piece if self.live() else "\n" * piece.count("\n"))
 
     def run(self) -> str:
-        text = self.text
-        spans = definition_spans(text)
+        text, spans = self.text, self.spans
         span = 0
         pos = 0
         while True:
@@ -269,17 +270,18 @@ class _Resolver:
         return m.end()
 
 
-def resolve_conditionals(text: str, options: Optional[list[str]], switches: Switches) -> str:
+def resolve_conditionals(text: str, options: Optional[list[str]], switches: Switches,
+                         spans: Optional[list[tuple[int, int]]] = None) -> str:
     """`text` (a package, a class or a document's preamble) with the branches of known conditionals
     not taken blanked.
 
     `options` are the options a package was loaded with (None: its options were already run, as for
     a preamble with its packages inlined); `switches` carries booleans and definitions from file to
-    file and is updated.
+    file and is updated; `spans` are `text`'s definitions when the caller has them.
     """
     if "\\if" not in text and "\\@ifundefined" not in text:
         return text
-    return _Resolver(text, options, switches).run()
+    return _Resolver(text, options, switches, spans).run()
 
 
 def first_definitions(text: str, pattern: re.Pattern, key: Callable[[re.Match], str]) -> list[re.Match]:

@@ -339,7 +339,8 @@ def _why_unexpandable(macro: MacroDef) -> Optional[str]:
         return None
     if _PROGRAMMING_RE.search(macro.body):
         return "TeX programming in body"
-    if re.search(r"\\" + re.escape(macro.name) + r"(?![A-Za-z@])", macro.body):
+    if "\\" + macro.name in macro.body and \
+            re.search(r"\\" + re.escape(macro.name) + r"(?![A-Za-z@])", macro.body):   # compiled only then
         return SELF_REFERENCE
     return None
 

@@ -8,6 +8,7 @@ becomes an `Event`; a paper that cannot be extracted as a whole gets a fatal one
 from __future__ import annotations
 
 import dataclasses
+import functools
 import posixpath
 import re
 import time
@@ -57,17 +58,23 @@ class _GuardedMacros:
             self._record(exc, "collecting macro definitions failed; no macros expanded", location)
             return MacroTable()
 
-    def program(self, preamble: str, switches: Switches) -> str:
+    def program(self, preamble: str, switches: Switches) -> tuple[str, Optional[MacroTable]]:
         """The preamble (packages inlined) with its `\\expandafter`s run once and its conditionals decided
-        where the document says how (`macros.expand_after`, `conditionals.resolve_conditionals`)."""
+        where the document says how (`macros.expand_after`, `conditionals.resolve_conditionals`), and
+        its macro table when that was collected on the way and still holds."""
+        table = functools.cache(lambda: collect_macros(preamble, self.run.limits))
         try:
+            spans = definition_spans(preamble)
             if "\\expandafter" in preamble:
-                preamble = expand_after(preamble, collect_macros(preamble, self.run.limits),
-                                        definition_spans(preamble))
-            return resolve_conditionals(preamble, None, Switches(booleans=dict(switches.booleans)))
+                ran = expand_after(preamble, table, spans)
+                if ran is not preamble:
+                    preamble, spans = ran, definition_spans(ran)
+                    table.cache_clear()
+            decided = resolve_conditionals(preamble, None, Switches(booleans=dict(switches.booleans)), spans)
         except Exception as exc:
             self._record(exc, "running the preamble's \\expandafter and conditionals failed", "")
-            return preamble
+            return preamble, None
+        return decided, (table() if decided == preamble and table.cache_info().currsize else None)
 
     def wrappers(self, preamble: str) -> str:
         """The preamble with declaration wrappers expanded; an `\\expandafter` they leave (a wrapper that
@@ -75,7 +82,7 @@ class _GuardedMacros:
         try:
             prepared = prepare_declarations(preamble, self.table, self.run.limits)
             if prepared is not preamble and "\\expandafter" in prepared:
-                prepared = expand_after(prepared, self.table, definition_spans(prepared))
+                prepared = expand_after(prepared, lambda: self.table, definition_spans(prepared))
             return prepared
         except Exception as exc:
             self._record(exc, "expanding declaration wrappers failed", "")
@@ -228,9 +235,11 @@ class _Document:
         self.body_start, self.body_end = document_body_span(text)
         self.preamble = ""               # a fragment without \begin{document}: all of it is body
         run.stage = "macros"             # declaration wrappers are expanded even without macro expansion
+        table = None
         if self.body_start:
-            self.preamble = self.macros.program(text[:self.body_start - len("\\begin{document}")], self.flat.switches)
-        self.macros.table = self.macros.collect(self.preamble)
+            self.preamble, table = self.macros.program(text[:self.body_start - len("\\begin{document}")],
+                                                       self.flat.switches)
+        self.macros.table = table if table is not None else self.macros.collect(self.preamble)
         resolved = [name for name in RESOLVED_COMMANDS if name in self.macros.table.defs]
         if resolved:                     # kept as written: rendering prints them, edges read them
             table = self.macros.table

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Optional
+from typing import Callable, Optional
 
 from transforms.latex.definitions import MacroDef, MacroTable, collect_macros
 from transforms.latex.model import Limits
@@ -283,7 +283,7 @@ _CSNAME_RE = re.compile(r"\\csname\s*([A-Za-z@]+)\s*\\endcsname")
 _MAX_EXPANDAFTER_CHAIN = 16
 
 
-def _one_step(text: str, pos: int, table: MacroTable, chain: int) -> Optional[tuple[str, int]]:
+def _one_step(text: str, pos: int, table: Callable[[], MacroTable], chain: int) -> Optional[tuple[str, int]]:
     """The token (with its arguments) at text[pos] expanded once, as TeX's `\\expandafter` expands the
     token after the next: (its expansion, index after it); None when that is not known here."""
     pos = skip_spaces(text, pos)
@@ -298,14 +298,14 @@ def _one_step(text: str, pos: int, table: MacroTable, chain: int) -> Optional[tu
     name = m.group(1)
     if name == "expandafter":
         return _expand_after_at(text, m.end(), table, chain + 1)
-    macro = table.defs.get(name)
+    macro = table().defs.get(name) if is_letter(name[0]) else None
     if macro is None or macro.delimiters is not None or macro.literal:
         return (m.group(), m.end()) if not is_letter(name[0]) else None   # \{ and kin: unexpandable
     read = _read_args(macro, text, m.end())
     return None if read is None else (_substitute(macro.body, read[0]), read[1])
 
 
-def _expand_after_at(text: str, pos: int, table: MacroTable, chain: int) -> Optional[tuple[str, int]]:
+def _expand_after_at(text: str, pos: int, table: Callable[[], MacroTable], chain: int) -> Optional[tuple[str, int]]:
     """`\\expandafter X Y` with text[pos] at X: X followed by Y expanded once, and where Y ended."""
     if chain > _MAX_EXPANDAFTER_CHAIN:
         return None
@@ -323,13 +323,13 @@ def _expand_after_at(text: str, pos: int, table: MacroTable, chain: int) -> Opti
     return kept + piece, expanded[1]
 
 
-def expand_after(text: str, table: MacroTable, skip: list[tuple[int, int]] = ()) -> str:
+def expand_after(text: str, table: Callable[[], MacroTable], skip: list[tuple[int, int]] = ()) -> str:
     """`text` with each `\\expandafter` run once: `\\expandafter\\def\\csname name\\endcsname{...}` becomes
     `\\def\\name {...}` and `\\expandafter\\newtheorem\\expandafter{\\lemmaname}` becomes
     `\\newtheorem{lemma}`, so the definitions and declarations they build are read like written ones.
 
-    The token after the next is expanded one step: a `\\csname` of letters, a macro of `table` (its
-    body with the arguments put in), another `\\expandafter` (chains), a character (itself). When it is
+    The token after the next is expanded one step: a `\\csname` of letters, a macro of `table()` (its
+    body with the arguments put in; the table is asked for only then), another `\\expandafter` (chains), a character (itself). When it is
     anything else (a command of a package this run cannot see) the `\\expandafter` stays as written.
     Text in the `skip` spans (definition bodies, which run only when called) is copied unchanged.
     """

@@ -9,6 +9,7 @@ guessed, and macros only TeX can run are listed with the reason they are left ou
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Optional, Union
 
@@ -120,7 +121,7 @@ def _read_name(text: str, pos: int) -> Optional[tuple[str, int]]:
     return (m.group(1), m.end()) if m else None
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class _Definition:
     start: int
     end: int
@@ -268,8 +269,13 @@ def _parse_paired_delimiter(text: str, pos: int) -> Optional[tuple[MacroDef, int
             right[1])
 
 
-def _definitions(tex: str) -> list[_Definition]:
-    """Every macro definition in `tex`, in order; a definition's body is skipped, not scanned."""
+@functools.lru_cache(maxsize=8)
+def _definitions(tex: str) -> tuple[_Definition, ...]:
+    """Every macro definition in `tex`, in order; a definition's body is skipped, not scanned.
+
+    Cached: a preamble is read for its definitions by several steps (conditionals, `\\expandafter`,
+    the macro table, declaration wrappers), and a string's hash is computed once.
+    """
     found: list[_Definition] = []
 
     def read(m: re.Match) -> int:
@@ -297,7 +303,7 @@ def _definitions(tex: str) -> list[_Definition]:
         return parsed[1]
 
     each_command(tex, _DEFINER_RE, read)
-    return found
+    return tuple(found)
 
 
 def definition_spans(tex: str) -> list[tuple[int, int]]:

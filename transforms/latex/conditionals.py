@@ -1,4 +1,4 @@
-"""TeX conditionals of local packages, decided where their value is known.
+"""TeX conditionals of local packages and of the preamble, decided where their value is known.
 
 A `.sty` often declares its theorem environments inside `\\if...\\else...\\fi` branches chosen by a
 package option: `\\newif\\ifnumberedthm`, `\\DeclareOption{numbered}{\\numberedthmtrue}`,

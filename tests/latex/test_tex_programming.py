@@ -75,6 +75,17 @@ def test_ifx_undefined_after_a_definition_takes_the_else_branch():
     assert numbered(extract_submission({"p.tex": doc(preamble, body)})) == [("theorem", "1.1"), ("lemma", "1.1")]
 
 
+def test_ifx_undefined_of_a_newif_switch_keeps_the_value_set_before():
+    preamble = r"""\newif\ifnumbered\numberedtrue
+\ifx\numberedtrue\undefined
+  \newif\ifnumbered
+  \numberedfalse
+\fi
+\ifnumbered \newtheorem{theorem}{Theorem}[section] \else \newtheorem{theorem}{Theorem} \fi"""
+    body = r"\section{S}\begin{theorem}a\end{theorem}"
+    assert numbered(extract_submission({"p.tex": doc(preamble, body)})) == [("theorem", "1.1")]
+
+
 def test_ifundefined_and_ifcsname_of_a_document_macro():
     preamble = r"""\newcommand\numberedbysection{}
 \makeatletter

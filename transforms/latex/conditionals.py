@@ -214,33 +214,34 @@ class _Resolver:
             return self._ifx(pos)
         return None, pos
 
-    def _token_meaning(self, pos: int) -> tuple[Optional[str], int]:
-        """The meaning of the token at `pos` as `\\ifx` sees it, and where it ends; None: not known here.
+    def _token_meaning(self, pos: int) -> tuple[Optional[str], bool, int]:
+        """The meaning of the token at `pos` as `\\ifx` sees it (None: not known here), whether the
+        document defines it, and where it ends.
 
         A `\\csname name\\endcsname` (after `\\expandafter\\ifx`) is the command it names, `\\relax` when
         that is undefined, as TeX makes it.
         """
         pos = skip_spaces(self.text, pos)
         csname = _CSNAME_RE.match(self.text, pos)
-        if csname:
-            name = csname.group(1)
-            return (self.switches.defined.get(name) if name in self.switches.defined else None), csname.end()
-        cs = CONTROL_SEQUENCE_RE.match(self.text, pos)
+        cs = csname or CONTROL_SEQUENCE_RE.match(self.text, pos)
         if not cs:
-            return (self.text[pos], pos + 1) if pos < len(self.text) else (None, pos)
+            return (self.text[pos], False, pos + 1) if pos < len(self.text) else (None, False, pos)
         name = cs.group(1)
         if name in self.switches.defined:
-            return self.switches.defined[name], cs.end()
-        return _KNOWN_MEANINGS.get(name), cs.end()
+            return self.switches.defined[name], True, cs.end()
+        return (None if csname else _KNOWN_MEANINGS.get(name)), False, cs.end()
 
     def _ifx(self, pos: int) -> tuple[Optional[bool], int]:
-        """`\\ifx A B`: decided when the document gives both meanings (`\\ifx\\mode\\full` of two `\\def`s,
-        `\\ifx\\foo\\undefined` after `\\newcommand\\foo`); a command it does not define is not known."""
-        first, after_first = self._token_meaning(pos)
-        second, end = self._token_meaning(after_first)
-        if first is None or second is None:
-            return None, pos
-        return first == second, end
+        """`\\ifx A B`: decided when the document gives both meanings (`\\ifx\\mode\\full` of two `\\def`s),
+        or defines one and the other is `\\undefined` (`\\ifx\\foo\\undefined` after `\\newif\\iffoo`);
+        a command it does not define is not known: a package not in the submission may define it."""
+        first, first_defined, after_first = self._token_meaning(pos)
+        second, second_defined, end = self._token_meaning(after_first)
+        if first is not None and second is not None:
+            return first == second, end
+        if (first == _UNDEFINED and second_defined) or (second == _UNDEFINED and first_defined):
+            return False, end
+        return None, pos
 
     def _ifundefined(self, m: re.Match) -> int:
         """`\\@ifundefined{name}{yes}{no}`: when the document defines `name`, only the no-branch is run."""

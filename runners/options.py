@@ -69,7 +69,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     limit_group.add_argument("--macro-output-bytes", type=int, default=_DEFAULT_LIMITS.macro_output_bytes,
                              help="size of one expanded statement before a macro is given up and recorded")
     limit_group.add_argument("--paper-timeout", type=float, default=_DEFAULT_LIMITS.timeout_s,
-                             help="seconds of extraction per paper before it is recorded as failed (timeout)")
+                             help="CPU seconds of extraction per paper before it is recorded as failed (timeout)")
 
 def source_options(args: argparse.Namespace) -> tuple[tuple[str, object], ...]:
     """The options of the chosen source that were given, as `make_source` keywords (picklable pairs)."""

@@ -17,7 +17,7 @@ class Limits:
     max_submission_bytes: int = 64 * 1024 * 1024    # decompressed files kept, all members together
     max_files: int = 5000                           # entries of any kind; past it only TeX sources are kept
     max_file_bytes: int = 32 * 1024 * 1024
-    timeout_s: float = 60.0                         # wall time of extraction for one paper
+    timeout_s: float = 60.0                         # CPU time (this thread's) of extraction for one paper
     include_depth: int = 16
     macro_depth: int = 32
     macro_output_bytes: int = 4 * 1024 * 1024       # per expanded statement

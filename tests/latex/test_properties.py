@@ -143,7 +143,8 @@ FAST_PIECES = ["word ", "two words", "\\emph{x}", "\\textbf{a b}", "\\cref{a:b}"
                "\\textit{\\emph{n}}", ", ", ". ", "\\qedhere", "\\color{red}", "\\index{i}", "\\\\", "\\ ",
                # what pylatexenc does not know: an author's macros and environments, and the specials
                "\\cG", "\\fS ", "\\myop*", "\\myop[o]{a}", "\\begin{mathpar}", "\\end{mathpar}",
-               "\\begin{claim}[T]", "\\and ", "*", "[", "]", "!`", "?`", "!", "?", "`"]
+               "\\begin{claim}[T]", "\\and ",
+               "\\footnote{n \\emph{m}}", "\\footnote{a\\cG b}", "*", "[", "]", "!`", "?`", "!", "?", "`"]
 
 
 @settings(max_examples=300, **COMMON)

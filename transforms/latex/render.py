@@ -201,6 +201,13 @@ def fast_prose(prose: str) -> Optional[str]:
                     return None
                 pos = option.end()
             out.append(_LIST_ENVS[env] if word == "end" or env == "center" else "")
+        elif word == "footnote":                       # latex2text prints its text in brackets
+            got = group(prose, pos, n) if prose.startswith("{", pos) else None
+            inner = fast_prose(got[0]) if got is not None else None
+            if inner is None:
+                return None
+            pos = got[1]
+            out.append(f"[{inner}]")
         elif word in _ONE_ARGUMENT_COMMANDS:
             got = group(prose, pos, 500) if prose.startswith("{", pos) else None
             if got is None:

@@ -1,18 +1,27 @@
 """Peak memory and speed of reading one ~500 MB arXiv bundle (issue 2, acceptance (c): RSS < 1 GB).
 
     .venv/bin/python benchmarks/bundle_memory.py [--size-mb 500] [--keep DIR]
+    .venv/bin/python benchmarks/bundle_memory.py --end-to-end 12 [--preset local] [-- BUILD-CORPUS ARGS]
 
 Builds `arXiv_src_2101_001.tar` in a temporary directory by repeating the submissions of the
 project's sample (and of ../shared/corpora/arxiv when present) under new ids, then reads it in a
 fresh process the way the pipeline does: index the tar headers, fetch and unpack every member in
 memory. Prints bundle MB/s, submissions/s and the reader's peak RSS next to the peak RSS of the
 same process before reading (the baseline: interpreter plus imports).
+
+--end-to-end N (issue 18): `thmforge build-corpus --embed-model none` over N copies of the shared
+2101 bundle (each copy its own bundle, member ids renumbered so no paper is a duplicate), and over
+one copy. Start-up is what one copy costs beyond its share of the work, so the LaTeX speed after
+start-up is (N - 1) copies of LaTeX / (CPU of N copies - CPU of one copy); peak RSS is the largest
+of the run's processes. Targets: >= 3 MB of LaTeX per CPU-second, peak <= 500 MB.
 """
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
+import os
 import pathlib
 import resource
 import subprocess
@@ -73,12 +82,78 @@ def read_bundle(path: str) -> dict:
             "baseline_rss_mb": baseline, "peak_rss_mb": peak_rss_mb()}
 
 
+SHARED_2101 = REPO.parent / "shared" / "corpora" / "arxiv" / "arXiv_src_2101_001.tar"
+TEX_SUFFIXES = (".tex", ".sty", ".cls", ".bbl")     # what TeX reads of a submission: counted as LaTeX
+
+
+def build_copies(folder: pathlib.Path, copies: int) -> float:
+    """`copies` bundles of the shared 2101 submissions, ids renumbered; returns MB of LaTeX in one copy."""
+    with tarfile.open(SHARED_2101) as bundle:
+        members = [(m.name, bundle.extractfile(m).read()) for m in bundle.getmembers() if m.isfile()]
+    for copy in range(copies):
+        with tarfile.open(folder / f"arXiv_src_2101_{copy + 1:03d}.tar", "w", format=tarfile.USTAR_FORMAT) as out:
+            for name, payload in members:
+                info = tarfile.TarInfo(name.replace("2101.99", f"2101.{copy + 10:02d}"))
+                info.size = len(payload)
+                out.addfile(info, io.BytesIO(payload))
+    return sum(len(b) for name, payload in members if name.endswith(".gz")
+               for b in _tex_files(gzip.decompress(payload))) / 1e6
+
+
+def _tex_files(raw: bytes) -> list[bytes]:
+    try:
+        with tarfile.open(fileobj=io.BytesIO(raw)) as inner:
+            return [inner.extractfile(m).read() for m in inner if m.isfile() and m.name.endswith(TEX_SUFFIXES)]
+    except tarfile.ReadError:
+        return [raw]
+
+
+def timed_build(inputs: list[pathlib.Path], extra: list[str]) -> tuple[float, float, float]:
+    """(CPU seconds, wall seconds, peak RSS MB) of build-corpus in a fresh process (and its workers)."""
+    thmforge = str(pathlib.Path(sys.executable).with_name("thmforge"))
+    with tempfile.TemporaryDirectory(prefix="thmforge-e2e-") as out:
+        started = time.perf_counter()
+        pid = subprocess.Popen([thmforge, "build-corpus", "--input", *map(str, inputs), "--output", out,
+                                "--embed-model", "none", "--no-progress", *extra],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid
+        _, status, usage = os.wait4(pid, 0)
+        wall = time.perf_counter() - started
+    if status:
+        raise SystemExit(f"build-corpus failed (status {status}): rerun it by hand to see why")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)   # the SDK workers of local-parallel too
+    return usage.ru_utime + usage.ru_stime, wall, max(usage.ru_maxrss, children.ru_maxrss) / 1024
+
+
+def end_to_end(copies: int, extra: list[str]) -> int:
+    with tempfile.TemporaryDirectory(prefix="thmforge-copies-") as scratch:
+        one, many = pathlib.Path(scratch, "one"), pathlib.Path(scratch, "many")
+        one.mkdir(), many.mkdir()
+        mb = build_copies(one, 1)
+        build_copies(many, copies)
+        cpu_one, wall_one, rss_one = timed_build(sorted(one.glob("*.tar")), extra)
+        cpu_many, wall_many, rss_many = timed_build(sorted(many.glob("*.tar")), extra)
+    speed = (copies - 1) * mb / (cpu_many - cpu_one)
+    print(f"one copy ({mb:.2f} MB of LaTeX): {cpu_one:.1f} CPU-s, {wall_one:.1f} s wall, peak RSS {rss_one:.0f} MB")
+    print(f"{copies} copies ({copies * mb:.1f} MB): {cpu_many:.1f} CPU-s, {wall_many:.1f} s wall, "
+          f"peak RSS {rss_many:.0f} MB")
+    print(f"after start-up ({cpu_one - (cpu_many - cpu_one) / (copies - 1):.1f} CPU-s): {speed:.2f} MB of LaTeX "
+          f"per CPU-second (target >= 3: {'met' if speed >= 3 else 'NOT met'}); peak RSS target <= 500 MB: "
+          f"{'met' if rss_many <= 500 else 'NOT met'}")
+    return 0 if speed >= 3 and rss_many <= 500 else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=int, default=500)
     parser.add_argument("--keep", default=None, help="build the bundle in this directory and keep it")
     parser.add_argument("--read", default=None, help=argparse.SUPPRESS)   # the measuring child process
+    parser.add_argument("--end-to-end", type=int, default=0, metavar="N",
+                        help="build-corpus over N copies of the shared 2101 bundle (see above)")
+    parser.add_argument("--preset", default="local")
+    parser.add_argument("build_args", nargs="*", help="more build-corpus arguments (after --)")
     args = parser.parse_args()
+    if args.end_to_end:
+        return end_to_end(args.end_to_end, ["--preset", args.preset, *args.build_args])
     if args.read:
         print(json.dumps(read_bundle(args.read)))
         return 0

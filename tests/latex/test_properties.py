@@ -140,7 +140,11 @@ def test_decode_never_raises(data):
 FAST_PIECES = ["word ", "two words", "\\emph{x}", "\\textbf{a b}", "\\cref{a:b}", "\\ref{x}", "\\cite[p.~3]{k}",
                "\\label{l}", "~", "--", "---", "``q''", "\\%", "\\&", "\\_", "{g}", "\\ldots", "\\noindent ",
                "\\begin{itemize}", "\\end{itemize}", "\\item ", "\\begin{enumerate}[(a)]", "\\end{enumerate}",
-               "\\textit{\\emph{n}}", ", ", ". ", "\\qedhere", "\\color{red}", "\\index{i}", "\\\\", "\\ "]
+               "\\textit{\\emph{n}}", ", ", ". ", "\\qedhere", "\\color{red}", "\\index{i}", "\\\\", "\\ ",
+               # what pylatexenc does not know: an author's macros and environments, and the specials
+               "\\cG", "\\fS ", "\\myop*", "\\myop[o]{a}", "\\begin{mathpar}", "\\end{mathpar}",
+               "\\begin{claim}[T]", "\\and ",
+               "\\footnote{n \\emph{m}}", "\\footnote{a\\cG b}", "*", "[", "]", "!`", "?`", "!", "?", "`"]
 
 
 @settings(max_examples=300, **COMMON)

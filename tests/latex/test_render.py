@@ -48,7 +48,8 @@ def test_drawings_are_left_out_of_the_text():
 
 
 def test_huge_prose_skips_latex2text_and_says_so():
-    text, events = render_text("\\unknownmacro{word} " * 20_000, "big.tex:1")
+    """A command only latex2text renders (`\\mbox`), too much of it: the regex rendering, said so."""
+    text, events = render_text("\\mbox{word} " * 20_000, "big.tex:1")
     assert text.startswith("word word") and [e.error_class for e in events] == ["too-large-for-latex2text"]
 
 

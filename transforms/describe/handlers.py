@@ -15,11 +15,9 @@ from apache_beam.metrics import Metrics
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult, RemoteModelHandler
 
 from transforms.describe.prompts import PromptTemplate, first_messages, load_template, stricter_messages
-from transforms.describe.records import DescribeOutcome, DescribeRequest
+from transforms.describe.records import NAMESPACE, DescribeOutcome, DescribeRequest
 from transforms.describe.validate import clean_answer, rejection_reason, to_ascii
 from transforms.llm import ChatClient, LLMCaller, RetryPolicy
-
-NAMESPACE = "thmforge.describe"
 
 
 class RemoteDescriber:

@@ -10,6 +10,8 @@ import hashlib
 import unicodedata
 from typing import Any, Mapping, Optional
 
+NAMESPACE = "thmforge.describe"   # the describe stage's Beam metrics
+
 ABSTRACT_KEY = "_abstract"           # transient row keys the corpus pipeline may set; dropped on output
 INTRODUCTION_KEY = "_introduction"
 DEPENDENCIES_KEY = "_dependencies"   # the text of the statements of the same document a statement uses

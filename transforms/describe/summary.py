@@ -6,7 +6,7 @@ from typing import Iterable
 
 from apache_beam.metrics.metric import MetricsFilter
 
-from transforms.describe.handlers import NAMESPACE
+from transforms.describe.records import NAMESPACE
 
 
 def summarize(rows: Iterable[dict], failures: Iterable[dict] = ()) -> dict:

@@ -14,12 +14,10 @@ from typing import Iterable, Optional
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
-from apache_beam.ml.inference.base import RunInference
 
 from transforms.describe.cache import WriteCacheShards, cache_files, cache_glob, pick_entry
 from transforms.describe.config import DescribeConfig
-from transforms.describe.handlers import NAMESPACE, model_handler
-from transforms.describe.records import (DescribeRequest, description_key, effective_context, failure_record,
+from transforms.describe.records import (NAMESPACE, DescribeRequest, description_key, effective_context, failure_record,
                                          output_row, statement_body, statement_hash, statement_heading)
 from transforms.describe.text import text_description
 from transforms.progress import Progress
@@ -156,6 +154,11 @@ class DescribeStatements(beam.PTransform):
         if not config.uses_llm:
             out = rows | "TextDescribe" >> beam.ParDo(_TextDescribe(config)).with_outputs(FAILED, main="rows")
             return out.rows, out[FAILED]
+        # Beam's RunInference imports torch (~3 CPU-s, ~200 MB): loaded only when a model runs
+        from apache_beam.ml.inference.base import RunInference
+
+        from transforms.describe.handlers import model_handler
+
         keyed = rows | "KeyByStatement" >> beam.Map(lambda row: (row_key(row, config), row))
         if cache_files(config.cache_dir):
             cached = (rows.pipeline

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
-from apache_beam.ml.inference.base import RunInference
 
 from transforms.describe.records import failure_record
 from transforms.embed.config import EmbedConfig
-from transforms.embed.handler import SentenceTransformerRowHandler
 from transforms.embed.representation import representation_text
 from transforms.progress import Progress
 
@@ -85,6 +83,11 @@ class EmbedStatements(beam.PTransform):
         if not self.config.enabled:
             passed = rows | "NoEmbedding" >> beam.Map(_without_vectors)
             return passed, rows.pipeline | "NoEmbedFailures" >> beam.Create([])
+        # Beam's RunInference imports torch (~3 CPU-s, ~200 MB): loaded only when a model runs
+        from apache_beam.ml.inference.base import RunInference
+
+        from transforms.embed.handler import SentenceTransformerRowHandler
+
         split = rows | "SplitEmpty" >> beam.ParDo(_SplitEmpty(self.config.template)).with_outputs(EMPTY, main="texts")
         embedded, dead = (split.texts
                           | "Embed" >> RunInference(SentenceTransformerRowHandler(self.config)).with_exception_handling())

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from typing import Optional
 
+from pylatexenc import latex2text, latexwalker
 from pylatexenc.latex2text import LatexNodes2Text
 
 from transforms.latex.model import Event
@@ -48,6 +49,19 @@ _FALLBACK_CS_RE = re.compile(r"\\[A-Za-z@]+\*?(?:\s*=\s*-?[\d.]+(?:pt|em|ex|mm|c
 
 MAX_LATEX2TEXT_CHARS = 200_000
 _converter = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=False)
+_WALKER_CONTEXT = latexwalker.get_default_latex_context_db()   # built once, not on every latex2text call
+
+
+def _known_to_pylatexenc() -> tuple[frozenset[str], frozenset[str]]:
+    """(macro names, environment names) that pylatexenc's parser or latex2text give a meaning."""
+    dbs = (_WALKER_CONTEXT, latex2text.get_default_latex_context_db())
+    return (frozenset(spec.macroname for db in dbs for spec in db.iter_macro_specs()),
+            frozenset(spec.environmentname for db in dbs for spec in db.iter_environment_specs()))
+
+
+# latex2text prints nothing for a macro or environment delimiter it does not know (an author's
+# `\cG`, `\begin{mathpar}`) and renders what follows as ordinary text: the fast path does the same.
+_PYLATEXENC_MACROS, _PYLATEXENC_ENVIRONMENTS = _known_to_pylatexenc()
 
 # The prose commands the fast path renders itself, exactly as latex2text does (a test holds the two
 # equal); prose with anything else goes to latex2text.
@@ -58,8 +72,10 @@ _LIST_ENVS = {"enumerate": "", "itemize": "", "description": "", "center": "\n"}
 _SYMBOL_COMMANDS = {"ldots": "\u2026", "dots": "\u2026"}
 _ONE_ARGUMENT_COMMANDS = {"color": "", "vspace": "\n", "hspace": ""}
 _CONTROL_SYMBOLS = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", " ": " ", ",": " ", "\\": "\n"}
-_LIGATURES = {"---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", "~": " ", "{": "", "}": ""}
-_FAST_TOKEN_RE = re.compile(r"\\([A-Za-z]+)|\\(.)|(---|--|``|''|[{}~])|([\^_&#\\])", re.S)
+_LIGATURES = {"---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", "~": " ", "{": "", "}": "",
+              "!`": "\u00a1", "?`": "\u00bf"}
+_PLAIN_OPTION_RE = re.compile(r"\[[^\[\]{}\\]*\]")
+_FAST_TOKEN_RE = re.compile(r"\\([A-Za-z]+)|\\(.)|(---|--|``|''|[!?]`|[{}~])|([\^_&#\\])", re.S)
 
 
 def normalize_space(text: str) -> str:
@@ -153,14 +169,17 @@ def fast_prose(prose: str) -> Optional[str]:
             out.append(_LIGATURES[ligature])
             continue
         if symbol is not None:
-            if symbol not in _CONTROL_SYMBOLS or (symbol == "\\" and prose.startswith("[", pos)):
+            if symbol not in _CONTROL_SYMBOLS or (symbol == "\\" and prose.startswith(("[", "*"), pos)):
                 return None
             out.append(_CONTROL_SYMBOLS[symbol])
             continue
-        if word is None or pos < n and prose[pos] == "*":
+        if word is None:
+            return None
+        unknown = word not in _PYLATEXENC_MACROS and word not in ("begin", "end")
+        if not unknown and pos < n and prose[pos] == "*":
             return None
         pos = skip_spaces(prose, pos)              # TeX: spaces after a control word are skipped
-        if word in _STYLE_COMMANDS or word in _SILENT_COMMANDS:
+        if unknown or word in _STYLE_COMMANDS or word in _SILENT_COMMANDS:
             continue
         elif word in _SYMBOL_COMMANDS:
             out.append(_SYMBOL_COMMANDS[word])
@@ -170,15 +189,25 @@ def fast_prose(prose: str) -> Optional[str]:
             out.append("\n  * ")
         elif word in ("begin", "end"):
             got = group(prose, pos, 100) if prose.startswith("{", pos) else None
-            if got is None or got[0] not in _LIST_ENVS:
+            if got is None or got[0] not in _LIST_ENVS and got[0] in _PYLATEXENC_ENVIRONMENTS:
                 return None
             pos = got[1]
-            if word == "begin" and prose.startswith("[", pos):
-                got = group(prose, pos, 500)
-                if got is None:
+            if got[0] not in _PYLATEXENC_ENVIRONMENTS:
+                continue
+            env = got[0]
+            if word == "begin" and env != "center" and prose.startswith("[", pos):
+                option = _PLAIN_OPTION_RE.match(prose, pos)    # `[(a)]`; anything nested: latex2text decides
+                if option is None:
                     return None
-                pos = got[1]
-            out.append(_LIST_ENVS[got[0]] if word == "end" or got[0] == "center" else "")
+                pos = option.end()
+            out.append(_LIST_ENVS[env] if word == "end" or env == "center" else "")
+        elif word == "footnote":                       # latex2text prints its text in brackets
+            got = group(prose, pos, n) if prose.startswith("{", pos) else None
+            inner = fast_prose(got[0]) if got is not None else None
+            if inner is None:
+                return None
+            pos = got[1]
+            out.append(f"[{inner}]")
         elif word in _ONE_ARGUMENT_COMMANDS:
             got = group(prose, pos, 500) if prose.startswith("{", pos) else None
             if got is None:
@@ -223,7 +252,7 @@ def render_text(latex: str, location: str = "", label_macros: frozenset[str] = f
         prose = fallback_text(prose)
     else:
         try:
-            prose = _converter.latex_to_text(prose)
+            prose = _converter.latex_to_text(prose, latex_context=_WALKER_CONTEXT)
         except Exception as exc:         # pylatexenc raises IndexError & co. on real input
             events.append(Event("render", type(exc).__name__, f"latex2text failed, regex fallback used: {exc}"[:500],
                                 location))

@@ -4,9 +4,11 @@
   thmforge link out/demo --embedding-threshold 0.85
 
 Adds `restates` edges (method `text`: the same normalized text, notation renamed, by MinHash LSH;
-method `embedding`: cosine of the statement vectors at or above the threshold) to OUTPUT/edges/
-and records the thresholds in manifest.json. Incremental: only statements not linked by an earlier
-run are compared (against the whole corpus). Any other --option is a Beam pipeline option.
+method `embedding`: cosine of the statement vectors at or above the threshold, candidates from the
+corpus's vector index when one covers it, decided on the full vectors) to OUTPUT/edges/ and records
+the thresholds in manifest.json. Incremental: only statements not linked by an earlier run are
+compared (against the whole corpus); edges of statements that no longer exist (a paper rebuilt
+with changed statements) are dropped. Any other --option is a Beam pipeline option.
 """
 from __future__ import annotations
 
@@ -26,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="estimated Jaccard similarity of normalized-text shingles (default 0.8)")
     parser.add_argument("--shard-size", type=int, default=20000,
                         help="corpus statements per embedding-search shard (default 20000)")
+    parser.add_argument("--embedding-search", choices=("auto", "index", "exact"), default="auto",
+                        help="embedding candidates from the corpus's vector index (DIR/index/, built by "
+                             "`thmforge index` or build-corpus) re-scored exactly, or an exact scan; "
+                             "auto: the index when it covers the corpus (default)")
     add_preset_argument(parser)
 
 
@@ -44,9 +50,17 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
     from pipelines.link import run_link
     from transforms.link import LinkConfig
 
+    neighbours = None
+    if args.embedding_search != "exact":
+        from retrieval.link_candidates import open_neighbours
+
+        neighbours = open_neighbours(args.dir, args.embedding_threshold)
+        if neighbours is None and args.embedding_search == "index":
+            raise UsageError(f"{args.dir}: no vector index covering the corpus (run `thmforge index {args.dir}`)")
+    search = f"index:{neighbours.representation}" if neighbours is not None else "exact"
     config = LinkConfig(output=args.dir, embedding_threshold=args.embedding_threshold,
                         text_threshold=args.text_threshold, shard_size=args.shard_size)
-    record = run_link(config, PipelineOptions(flags))
+    record = run_link(config, PipelineOptions(flags), neighbours, search)
     print(f"thmforge link: {record['statements_compared']} new of {record['statements']} statements compared, "
           f"{record['edges_written']} restates edges written ({record['edges_total']} in all)", file=sys.stderr)
     return 0

@@ -221,7 +221,7 @@ def describe_totals(theorem_files: list[str], failure_files: list[str], results:
     return {**summarize(rows, failures), **paid}
 
 
-def _metrics(result) -> dict[str, int]:
+def metric_totals(result) -> dict[str, int]:
     try:
         counters = result.metrics().query()["counters"]
     except (AttributeError, KeyError, NotImplementedError):
@@ -327,7 +327,7 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
                                           f"accounting {counts}")
     metrics: collections.Counter = collections.Counter()
     for result in results:
-        metrics.update(_metrics(result))
+        metrics.update(metric_totals(result))
     manifest["metrics"] = dict(sorted(metrics.items()))
     manifests.commit_generation(config.output, plan, manifest)
     return manifest

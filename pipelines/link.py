@@ -17,7 +17,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import EDGES, THEOREMS
-from transforms import link
+from pipelines.corpus import metric_totals
+from transforms import link, link_llm
 from transforms.write import commit as staging
 from transforms.write import files
 from transforms.write import manifest as manifests
@@ -27,6 +28,7 @@ LINKED_DIR = "_link"
 METRICS_NAMESPACE = "thmforge.link"
 Neighbours = Callable[[np.ndarray], list]   # unit query vectors -> per query, [(file, row), ...]
 _COLUMNS = ["theorem_id", "paper_id", "source", "year", "statement_text", "embedding", "statement_embedding"]
+_LLM_COLUMNS = ["ordinal", "kind", "display_name", "number", "label", "proof_text", "proof_latex"]
 
 
 def read_statements(path: str, output: str) -> list[dict]:
@@ -34,7 +36,7 @@ def read_statements(path: str, output: str) -> list[dict]:
     and where each row is (`file` relative to the output, `row`): a vector index names rows so."""
     with FileSystems.open(path) as handle:
         table = pq.read_table(handle)
-    present = [c for c in _COLUMNS if c in table.column_names]
+    present = [c for c in _COLUMNS + _LLM_COLUMNS if c in table.column_names]
     rows = table.select(present).to_pylist()
     partition = partition_values(path)
     relative = files.relative(path, output)
@@ -188,6 +190,52 @@ class EmbeddingRestatements(beam.PTransform):
                 | "Distinct" >> beam.Distinct())
 
 
+class _AskDependencies(beam.DoFn):
+    """(paper id, its statements) -> `llm` edges from the proofs of its new statements (see
+    `transforms.link_llm`); one `LLMCaller` per worker, requests in flight up to its concurrency."""
+
+    def __init__(self, config: link_llm.LLMEdgeConfig, group: str):
+        self.config = config
+        self.group = group
+        self.counters = {name: beam.metrics.Metrics.counter(METRICS_NAMESPACE, f"llm_{name}")
+                         for name in ("asked", "failed", "unparsed", "proposed", "kept", "rejected")}
+
+    def setup(self):
+        from transforms.llm import ChatClient, LLMCaller, RetryPolicy
+
+        cfg = self.config
+        client = ChatClient(cfg.endpoint, cfg.model, timeout_s=cfg.timeout_s, temperature=0.0, max_tokens=cfg.max_tokens)
+        self.caller = LLMCaller(client, RetryPolicy(max_attempts=cfg.max_attempts), concurrency=cfg.concurrency,
+                                thread_name="link-llm")
+
+    def teardown(self):
+        self.caller.close()
+
+    def _ask(self, statement: dict, paper: list[dict]) -> tuple[list[dict], dict]:
+        """(edges, counts) of one proof; counted by the caller (Beam metrics belong to the bundle's thread)."""
+        candidates = link_llm.candidates_for(statement, paper)
+        if not candidates:
+            return [], {}
+        answer = self.caller.ask(link_llm.messages(statement, candidates))
+        if answer.result is None:
+            return [], {"asked": 1, "failed": 1}
+        uses = link_llm.proposals(answer.result.content)
+        if uses is None:
+            return [], {"asked": 1, "unparsed": 1}
+        kept, rejected = link_llm.accepted(statement, candidates, uses)
+        edges = [link_llm.edge_row(statement, target, evidence, self.group) for target, evidence in kept]
+        return edges, {"asked": 1, "proposed": len(uses), "kept": len(kept), "rejected": rejected}
+
+    def process(self, element):
+        _, rows = element
+        paper = list(rows)
+        asked = [r for r in paper if r["new"] and link_llm.proof_of(r)]
+        for edges, counts in self.caller.map(lambda statement: self._ask(statement, paper), asked):
+            for name, value in counts.items():
+                self.counters[name].inc(value)
+            yield from edges
+
+
 def _present(edges, ids, column: str):
     """Edges whose `column` names a statement of `ids` ((id, None) pairs); the others are dropped."""
     name = column.split("_")[0].capitalize()
@@ -216,7 +264,7 @@ class LinkStatements(beam.PTransform):
 
     def __init__(self, config: link.LinkConfig, theorem_files: list[str], linked_files: list[str],
                  n_statements: int, earlier_edge_files: Sequence[str] = (),
-                 neighbours: Optional[Neighbours] = None):
+                 neighbours: Optional[Neighbours] = None, llm: Optional[link_llm.LLMEdgeConfig] = None):
         super().__init__()
         self.config = config
         self.theorem_files = theorem_files
@@ -224,6 +272,7 @@ class LinkStatements(beam.PTransform):
         self.n_statements = n_statements
         self.earlier_edge_files = list(earlier_edge_files)
         self.neighbours = neighbours
+        self.llm = llm
 
     def expand(self, pbegin):
         cfg = self.config
@@ -244,6 +293,11 @@ class LinkStatements(beam.PTransform):
         edges = [_edges(pairs, by_id, method, cfg.group)
                  for method, pairs in (("text", text), ("embedding", embedding))]
         edges.append(statements | "Earlier" >> KeepCurrentEdges(self.earlier_edge_files))
+        if self.llm is not None:
+            edges.append(statements
+                         | "ByPaper" >> beam.Map(lambda r: (r["paper_id"], r))
+                         | "Papers" >> beam.GroupByKey()
+                         | "AskDependencies" >> beam.ParDo(_AskDependencies(self.llm, cfg.group)))
         staged = staging.staging_dir(cfg.output)
         newly_linked = (statements | "NewOnes" >> beam.Filter(lambda r: r["new"])
                         | "NewIds" >> beam.Map(lambda r: r["theorem_id"]))
@@ -285,12 +339,13 @@ def _count_rows(paths: list[str]) -> int:
 
 
 def run_link(config: link.LinkConfig, options: PipelineOptions, neighbours: Optional[Neighbours] = None,
-             search: str = "exact") -> dict:
+             search: str = "exact", llm: Optional[link_llm.LLMEdgeConfig] = None) -> dict:
     """Run the job, commit its edges as a new generation, list what it linked; returns the manifest's record.
 
     Earlier runs' restates edges are carried into the new generation only while both their
     statements exist. `neighbours` (see `EmbeddingRestatements`) shortlists embedding candidates;
-    `search` says where it came from, for the record."""
+    `search` says where it came from, for the record. With `llm`, an endpoint proposes `uses`
+    edges from the proofs of the new statements (method `llm`)."""
     import dataclasses
 
     started = time.monotonic()
@@ -309,22 +364,30 @@ def run_link(config: link.LinkConfig, options: PipelineOptions, neighbours: Opti
     staging.open_staging(config.output, {"job": "link", "group": config.group, **config.manifest()})
     pipeline = beam.Pipeline(options=options)
     _ = pipeline | "Link" >> LinkStatements(config, theorem_files, linked_files, n_statements, earlier_edges,
-                                            neighbours)
-    pipeline.run().wait_until_finish()
+                                            neighbours, llm)
+    result = pipeline.run()
+    result.wait_until_finish()
     staged = staging.staging_dir(config.output)
     newly_linked = staging.read_columns(files.list_files(files.join(staged, LINKED_DIR), ".parquet"), ["theorem_id"])
     plan = staging.plan_commit(config.output, [config.group, *earlier_groups],
                                manifests.committed_relative(config.output, previous))
     locate = staging.plan_locator(config.output, plan)
-    restates = [r for r in staging.read_columns([locate(f) for f in plan["files"][EDGES.name]], ["relation", "bundle"])
-                if r["relation"] == "restates"]
+    linked = [r for r in staging.read_columns([locate(f) for f in plan["files"][EDGES.name]
+                                               if staging.group_of_file(f).startswith(link.LINK_GROUP_PREFIX)],
+                                              ["relation", "method", "bundle"])]
+    restates = [r for r in linked if r["relation"] == "restates"]
     record = {**config.manifest(), "runs": len(linked_files) + 1, "statements": n_statements,
               "statements_compared": len(newly_linked),
               "edges_written": sum(1 for r in restates if r["bundle"] == config.group),
               "edges_total": len(restates), "stale_edges_removed": _count_rows(earlier_edges) - sum(
-                  1 for r in restates if r["bundle"] != config.group),
+                  1 for r in linked if r["bundle"] != config.group),
               "vector_column": "statement_embedding, else embedding", "embedding_search": search,
               "duration_s": round(time.monotonic() - started, 3)}
+    if llm is not None:
+        counts = {name.split("/llm_", 1)[1]: value for name, value in metric_totals(result).items()
+                  if name.startswith(f"{METRICS_NAMESPACE}/llm_")}
+        record["llm"] = {**llm.manifest(), **counts,
+                         "edges_written": sum(1 for r in linked if r["method"] == "llm" and r["bundle"] == config.group)}
     manifest = {**previous, "files": plan["files"], "commit": plan["stats"], "link": record}
     manifests.commit_generation(config.output, plan, manifest)
     files.write_bytes(files.join(config.output, LINKED_DIR, f"linked-{config.group}.parquet"),

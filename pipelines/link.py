@@ -31,12 +31,13 @@ _COLUMNS = ["theorem_id", "paper_id", "source", "year", "statement_text", "embed
 _LLM_COLUMNS = ["ordinal", "kind", "display_name", "number", "label", "proof_text", "proof_latex"]
 
 
-def read_statements(path: str, output: str) -> list[dict]:
+def read_statements(path: str, output: str, proofs: bool = False) -> list[dict]:
     """The columns linking needs from one theorems file (a missing vector column reads as None),
-    and where each row is (`file` relative to the output, `row`): a vector index names rows so."""
+    and where each row is (`file` relative to the output, `row`): a vector index names rows so.
+    `proofs`: also what the `llm` method shows the model."""
     with FileSystems.open(path) as handle:
         table = pq.read_table(handle)
-    present = [c for c in _COLUMNS + _LLM_COLUMNS if c in table.column_names]
+    present = [c for c in _COLUMNS + (_LLM_COLUMNS if proofs else []) if c in table.column_names]
     rows = table.select(present).to_pylist()
     partition = partition_values(path)
     relative = files.relative(path, output)
@@ -278,7 +279,7 @@ class LinkStatements(beam.PTransform):
         cfg = self.config
         rows = (pbegin | "TheoremFiles" >> beam.Create(self.theorem_files)
                 | "SpreadFiles" >> beam.Reshuffle()
-                | "ReadStatements" >> beam.FlatMap(read_statements, cfg.output))
+                | "ReadStatements" >> beam.FlatMap(read_statements, cfg.output, self.llm is not None))
         linked = (pbegin | "LinkedFiles" >> beam.Create(self.linked_files)
                   | "ReadLinked" >> beam.FlatMap(read_linked)
                   | "LinkedById" >> beam.Map(lambda theorem_id: (theorem_id, True)))

@@ -19,6 +19,7 @@ from schemas import EDGES, FAILURES, PAPERS, THEOREMS, theorems_table
 from schemas.theorems import DEFAULT_EMBEDDING_DIM
 from transforms import corpus, duplicates
 from transforms.describe import DescribeConfig, DescribeStatements
+from transforms.edges import cited_doi, doi_keys, needs_cited_paper, with_cited_paper
 from transforms.embed import EmbedConfig, EmbedStatements
 from transforms.sources.base import metadata_ranges
 from transforms.write import commit as staging
@@ -40,6 +41,7 @@ class CorpusConfig:
     describe: Optional[object] = None   # transforms.describe.DescribeConfig, None: no describe stage
     embed: Optional[object] = None      # transforms.embed.EmbedConfig, None: no embeddings
     gpu_accelerator: Optional[str] = None   # resource hint for the model steps (GPU workers)
+    known_papers: tuple[str, ...] = ()   # papers files of other inputs (committed, staged): their DOIs
 
     def model_step(self, transform: beam.PTransform, *, on_gpu: bool = True) -> beam.PTransform:
         """`transform` with the accelerator hint, when one is configured, so only model steps get GPUs."""
@@ -123,6 +125,36 @@ class ReadSubmissions(beam.PTransform):
         return work, failures
 
 
+def read_paper_dois(path: str) -> list[tuple[str, str]]:
+    """(DOI, paper id) for every DOI of every paper of one papers file."""
+    return [(doi, row["paper_id"]) for row in staging.read_columns([path], ["paper_id", "doi"])
+            for doi in doi_keys(row["doi"])]
+
+
+class CitedPapersByDoi(beam.PTransform):
+    """{"edges", "papers"} -> the edges, a cite edge naming a DOI now with `dst_paper_id` when a
+    paper of this run or of `known_papers` files carries that DOI (a keyed join, no lookup table)."""
+
+    def __init__(self, known_papers: tuple[str, ...]):
+        super().__init__()
+        self.known_papers = known_papers
+
+    def expand(self, inputs):
+        edges, papers = inputs["edges"], inputs["papers"]
+        dois = ((papers | "PaperDois" >> beam.FlatMap(lambda p: [(d, p["paper_id"]) for d in doi_keys(p.get("doi"))]),
+                 edges.pipeline | "KnownPapers" >> beam.Create(list(self.known_papers))
+                 | "KnownDois" >> beam.FlatMap(read_paper_dois))
+                | "AllDois" >> beam.Flatten())
+        unresolved, rest = edges | "NeedsPaper" >> beam.Partition(
+            lambda edge, _: 0 if needs_cited_paper(edge) else 1, 2)
+        resolved = ({"edge": unresolved | "ByDoi" >> beam.Map(lambda e: (cited_doi(e), e)),
+                     "paper": dois}
+                    | "JoinDois" >> beam.CoGroupByKey()
+                    | "FillPaper" >> beam.FlatMap(lambda kv: [with_cited_paper(e, kv[1]["paper"])
+                                                              for e in kv[1]["edge"]]))
+        return (resolved, rest) | "Edges" >> beam.Flatten()
+
+
 class BuildCorpus(beam.PTransform):
     """The corpus job from inputs to staged Parquet files."""
 
@@ -158,7 +190,9 @@ class BuildCorpus(beam.PTransform):
                          | "WriteTheorems" >> WriteTable(theorem_table, staged, cfg.files_per_partition)),
             "failures": (tuple(failures) | "AllFailures" >> beam.Flatten()
                          | "WriteFailures" >> WriteTable(FAILURES, staged)),
-            "edges": extracted[corpus.EDGES_TAG] | "WriteEdges" >> WriteTable(EDGES, staged, cfg.files_per_partition),
+            "edges": ({"edges": extracted[corpus.EDGES_TAG], "papers": papers}
+                      | "CitedPapers" >> CitedPapersByDoi(cfg.known_papers)
+                      | "WriteEdges" >> WriteTable(EDGES, staged, cfg.files_per_partition)),
         }
 
 
@@ -187,7 +221,7 @@ def describe_totals(theorem_files: list[str], failure_files: list[str], results:
     return {**summarize(rows, failures), **paid}
 
 
-def _metrics(result) -> dict[str, int]:
+def metric_totals(result) -> dict[str, int]:
     try:
         counters = result.metrics().query()["counters"]
     except (AttributeError, KeyError, NotImplementedError):
@@ -229,10 +263,15 @@ def _run_waves(config: CorpusConfig, options: PipelineOptions, pending: list[str
     finished as soon as it ends. Returns the Beam results (for their metrics)."""
     size = max(1, config.inputs_per_wave)
     results = []
+    rebuilt = {files.input_group(path) for path in config.inputs}
     for start in range(0, len(pending), size):
         wave = pending[start:start + size]
+        known = [f for f in manifests.committed_files(config.output, PAPERS.name)
+                 if staging.group_of_file(f) not in rebuilt]
+        known += files.list_files(files.join(staging.staging_dir(config.output), PAPERS.name), ".parquet")
         pipeline = beam.Pipeline(options=options)
-        _ = pipeline | "BuildCorpus" >> BuildCorpus(dataclasses.replace(config, inputs=tuple(wave)))
+        _ = pipeline | "BuildCorpus" >> BuildCorpus(dataclasses.replace(config, inputs=tuple(wave),
+                                                                        known_papers=tuple(known)))
         result = pipeline.run()
         result.wait_until_finish()
         results.append(result)
@@ -288,7 +327,7 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
                                           f"accounting {counts}")
     metrics: collections.Counter = collections.Counter()
     for result in results:
-        metrics.update(_metrics(result))
+        metrics.update(metric_totals(result))
     manifest["metrics"] = dict(sorted(metrics.items()))
     manifests.commit_generation(config.output, plan, manifest)
     return manifest

@@ -7,15 +7,18 @@ corpus job does, then commits them at once and records the thresholds in `manife
 from __future__ import annotations
 
 import time
+from typing import Callable, Optional, Sequence
 
 import apache_beam as beam
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import EDGES, THEOREMS
-from transforms import link
+from pipelines.corpus import metric_totals
+from transforms import link, link_llm
 from transforms.write import commit as staging
 from transforms.write import files
 from transforms.write import manifest as manifests
@@ -23,18 +26,23 @@ from transforms.write.parquet import WriteTable, shard_of
 
 LINKED_DIR = "_link"
 METRICS_NAMESPACE = "thmforge.link"
+Neighbours = Callable[[np.ndarray], list]   # unit query vectors -> per query, [(file, row), ...]
 _COLUMNS = ["theorem_id", "paper_id", "source", "year", "statement_text", "embedding", "statement_embedding"]
+_LLM_COLUMNS = ["ordinal", "kind", "display_name", "number", "label", "proof_text", "proof_latex"]
 
 
-def read_statements(path: str) -> list[dict]:
-    """The columns linking needs from one theorems file (a missing vector column reads as None)."""
+def read_statements(path: str, output: str, proofs: bool = False) -> list[dict]:
+    """The columns linking needs from one theorems file (a missing vector column reads as None),
+    and where each row is (`file` relative to the output, `row`): a vector index names rows so.
+    `proofs`: also what the `llm` method shows the model."""
     with FileSystems.open(path) as handle:
         table = pq.read_table(handle)
-    present = [c for c in _COLUMNS if c in table.column_names]
+    present = [c for c in _COLUMNS + (_LLM_COLUMNS if proofs else []) if c in table.column_names]
     rows = table.select(present).to_pylist()
     partition = partition_values(path)
-    for row in rows:
-        row.update(partition)
+    relative = files.relative(path, output)
+    for number, row in enumerate(rows):
+        row.update(partition, file=relative, row=number)
         row["vector"] = row.pop("statement_embedding", None) or row.pop("embedding", None)
         row.pop("embedding", None)
     return rows
@@ -45,6 +53,14 @@ def partition_values(path: str) -> dict:
     values = files.hive_values(path, ("source", "year"))
     year = values.get("year")
     return {"source": values.get("source"), "year": int(year) if year and year.lstrip("-").isdigit() else None}
+
+
+def read_edges(path: str) -> list[dict]:
+    """The rows of one committed edges file, with its partition columns."""
+    with FileSystems.open(path) as handle:
+        rows = pq.read_table(handle).to_pylist()
+    partition = partition_values(path)
+    return [{**row, **partition} for row in rows]
 
 
 def read_linked(path: str) -> list[str]:
@@ -112,24 +128,45 @@ def _attach_value(joined):
         yield item + (found[0],)
 
 
-class EmbeddingRestatements(beam.PTransform):
-    """Statements -> (new id, id) pairs whose vectors' cosine reaches the threshold (exact, by shard).
+class _IndexCandidates(beam.DoFn):
+    """Batches of new statements -> ((file, row) of a shortlisted statement, the new statement)."""
 
-    The corpus is cut into shards of `shard_size` statements; every block of new statements is sent
-    to every shard, so each comparison happens on one worker and no worker holds the whole corpus.
+    def __init__(self, neighbours: Neighbours):
+        self.neighbours = neighbours
+
+    def process(self, batch):
+        shortlists = self.neighbours(link.unit_rows(r["vector"] for r in batch))
+        for query, locations in zip(batch, shortlists):
+            for file, row in locations:
+                yield (file, row), query
+
+
+class EmbeddingRestatements(beam.PTransform):
+    """Statements -> (id, id) pairs whose vectors' cosine reaches the threshold.
+
+    With `neighbours` (the corpus's vector index, handed down by the runner: a callable from a
+    matrix of unit query vectors to, per query, the (file, row) of the statements it shortlists),
+    each new statement meets its shortlist by a join on (file, row) and the pair is re-scored on
+    the full-precision vectors. Without, the scan is exact: the corpus is cut into shards of
+    `shard_size` statements and every new statement is sent to every shard, so each comparison
+    happens on one worker and no worker holds the whole corpus.
     """
 
-    def __init__(self, threshold: float, shard_size: int, n_statements: int):
+    def __init__(self, threshold: float, shard_size: int, n_statements: int,
+                 neighbours: Optional[Neighbours] = None):
         super().__init__()
         self.threshold = threshold
         self.shard_size = shard_size
         self.shards = max(1, -(-n_statements // shard_size))
+        self.neighbours = neighbours
 
     def expand(self, statements):
         shards, threshold = self.shards, self.threshold
         with_vectors = statements | "WithVectors" >> beam.Filter(lambda r: r["vector"] is not None)
         members = with_vectors | "Slim" >> beam.Map(
-            lambda r: {k: r[k] for k in ("theorem_id", "paper_id", "new", "vector")})
+            lambda r: {k: r[k] for k in ("theorem_id", "paper_id", "new", "vector", "file", "row")})
+        if self.neighbours is not None:
+            return self._from_index(members)
         corpus = members | "ByShard" >> beam.Map(lambda r: (shard_of(r["theorem_id"], shards), r))
         queries = (members
                    | "New" >> beam.Filter(lambda r: r["new"])
@@ -140,23 +177,109 @@ class EmbeddingRestatements(beam.PTransform):
                     list(kv[1]["corpus"]), list(kv[1]["queries"]), threshold))
                 | "Ids" >> beam.Map(lambda p: (p[0], p[1])))
 
+    def _from_index(self, members):
+        threshold = self.threshold
+        shortlisted = (members
+                       | "New" >> beam.Filter(lambda r: r["new"])
+                       | "Batches" >> beam.BatchElements(min_batch_size=64, max_batch_size=1024)
+                       | "SearchIndex" >> beam.ParDo(_IndexCandidates(self.neighbours)))
+        located = members | "ByLocation" >> beam.Map(lambda r: ((r["file"], r["row"]), r))
+        return ({"query": shortlisted, "found": located}
+                | "MeetByLocation" >> beam.CoGroupByKey()
+                | "Rescore" >> beam.FlatMap(lambda kv: link.rescored_pairs(
+                    list(kv[1]["found"]), list(kv[1]["query"]), threshold))
+                | "Distinct" >> beam.Distinct())
+
+
+class _AskDependencies(beam.DoFn):
+    """(paper id, its statements) -> `llm` edges from the proofs of its new statements (see
+    `transforms.link_llm`); one `LLMCaller` per worker, requests in flight up to its concurrency."""
+
+    def __init__(self, config: link_llm.LLMEdgeConfig, group: str):
+        self.config = config
+        self.group = group
+        self.counters = {name: beam.metrics.Metrics.counter(METRICS_NAMESPACE, f"llm_{name}")
+                         for name in ("asked", "failed", "unparsed", "proposed", "kept", "rejected")}
+
+    def setup(self):
+        from transforms.llm import ChatClient, LLMCaller, RetryPolicy
+
+        cfg = self.config
+        client = ChatClient(cfg.endpoint, cfg.model, timeout_s=cfg.timeout_s, temperature=0.0, max_tokens=cfg.max_tokens)
+        self.caller = LLMCaller(client, RetryPolicy(max_attempts=cfg.max_attempts), concurrency=cfg.concurrency,
+                                thread_name="link-llm")
+
+    def teardown(self):
+        self.caller.close()
+
+    def _ask(self, statement: dict, paper: list[dict]) -> tuple[list[dict], dict]:
+        """(edges, counts) of one proof; counted by the caller (Beam metrics belong to the bundle's thread)."""
+        candidates = link_llm.candidates_for(statement, paper)
+        if not candidates:
+            return [], {}
+        answer = self.caller.ask(link_llm.messages(statement, candidates))
+        if answer.result is None:
+            return [], {"asked": 1, "failed": 1}
+        uses = link_llm.proposals(answer.result.content)
+        if uses is None:
+            return [], {"asked": 1, "unparsed": 1}
+        kept, rejected = link_llm.accepted(statement, candidates, uses)
+        edges = [link_llm.edge_row(statement, target, evidence, self.group) for target, evidence in kept]
+        return edges, {"asked": 1, "proposed": len(uses), "kept": len(kept), "rejected": rejected}
+
+    def process(self, element):
+        _, rows = element
+        paper = list(rows)
+        asked = [r for r in paper if r["new"] and link_llm.proof_of(r)]
+        for edges, counts in self.caller.map(lambda statement: self._ask(statement, paper), asked):
+            for name, value in counts.items():
+                self.counters[name].inc(value)
+            yield from edges
+
+
+def _present(edges, ids, column: str):
+    """Edges whose `column` names a statement of `ids` ((id, None) pairs); the others are dropped."""
+    name = column.split("_")[0].capitalize()
+    return ({"edge": edges | f"By{name}" >> beam.Map(lambda e: (e[column], e)), "id": ids}
+            | f"Join{name}" >> beam.CoGroupByKey()
+            | f"Keep{name}" >> beam.FlatMap(lambda kv: kv[1]["edge"] if list(kv[1]["id"]) else ()))
+
+
+class KeepCurrentEdges(beam.PTransform):
+    """Restates edges of earlier runs -> those whose two statements still exist (a paper rebuilt
+    with changed statements has new theorem ids: its old edges go)."""
+
+    def __init__(self, edge_files: list[str]):
+        super().__init__()
+        self.edge_files = edge_files
+
+    def expand(self, statements):
+        ids = statements | "Ids" >> beam.Map(lambda r: (r["theorem_id"], None))
+        earlier = (statements.pipeline | "EdgeFiles" >> beam.Create(self.edge_files)
+                   | "ReadEdges" >> beam.FlatMap(read_edges))
+        return _present(_present(earlier, ids, "src_theorem_id"), ids, "dst_theorem_id")
+
 
 class LinkStatements(beam.PTransform):
     """Theorem and linked-list files -> staged `restates` edges and the list of statements now linked."""
 
     def __init__(self, config: link.LinkConfig, theorem_files: list[str], linked_files: list[str],
-                 n_statements: int):
+                 n_statements: int, earlier_edge_files: Sequence[str] = (),
+                 neighbours: Optional[Neighbours] = None, llm: Optional[link_llm.LLMEdgeConfig] = None):
         super().__init__()
         self.config = config
         self.theorem_files = theorem_files
         self.linked_files = linked_files
         self.n_statements = n_statements
+        self.earlier_edge_files = list(earlier_edge_files)
+        self.neighbours = neighbours
+        self.llm = llm
 
     def expand(self, pbegin):
         cfg = self.config
         rows = (pbegin | "TheoremFiles" >> beam.Create(self.theorem_files)
                 | "SpreadFiles" >> beam.Reshuffle()
-                | "ReadStatements" >> beam.FlatMap(read_statements))
+                | "ReadStatements" >> beam.FlatMap(read_statements, cfg.output, self.llm is not None))
         linked = (pbegin | "LinkedFiles" >> beam.Create(self.linked_files)
                   | "ReadLinked" >> beam.FlatMap(read_linked)
                   | "LinkedById" >> beam.Map(lambda theorem_id: (theorem_id, True)))
@@ -165,11 +288,17 @@ class LinkStatements(beam.PTransform):
                       | "MarkNew" >> beam.FlatMap(_mark_new))
         text = statements | "Text" >> TextRestatements(cfg.text_threshold)
         embedding = statements | "Embedding" >> EmbeddingRestatements(
-            cfg.embedding_threshold, cfg.shard_size, self.n_statements)
+            cfg.embedding_threshold, cfg.shard_size, self.n_statements, self.neighbours)
         by_id = statements | "StatementsById" >> beam.Map(
             lambda r: (r["theorem_id"], {k: r[k] for k in ("theorem_id", "paper_id", "source", "year")}))
         edges = [_edges(pairs, by_id, method, cfg.group)
                  for method, pairs in (("text", text), ("embedding", embedding))]
+        edges.append(statements | "Earlier" >> KeepCurrentEdges(self.earlier_edge_files))
+        if self.llm is not None:
+            edges.append(statements
+                         | "ByPaper" >> beam.Map(lambda r: (r["paper_id"], r))
+                         | "Papers" >> beam.GroupByKey()
+                         | "AskDependencies" >> beam.ParDo(_AskDependencies(self.llm, cfg.group)))
         staged = staging.staging_dir(cfg.output)
         newly_linked = (statements | "NewOnes" >> beam.Filter(lambda r: r["new"])
                         | "NewIds" >> beam.Map(lambda r: r["theorem_id"]))
@@ -210,8 +339,14 @@ def _count_rows(paths: list[str]) -> int:
     return total
 
 
-def run_link(config: link.LinkConfig, options: PipelineOptions) -> dict:
-    """Run the job, commit its edges as a new generation, list what it linked; returns the manifest's record."""
+def run_link(config: link.LinkConfig, options: PipelineOptions, neighbours: Optional[Neighbours] = None,
+             search: str = "exact", llm: Optional[link_llm.LLMEdgeConfig] = None) -> dict:
+    """Run the job, commit its edges as a new generation, list what it linked; returns the manifest's record.
+
+    Earlier runs' restates edges are carried into the new generation only while both their
+    statements exist. `neighbours` (see `EmbeddingRestatements`) shortlists embedding candidates;
+    `search` says where it came from, for the record. With `llm`, an endpoint proposes `uses`
+    edges from the proofs of the new statements (method `llm`)."""
     import dataclasses
 
     started = time.monotonic()
@@ -223,22 +358,37 @@ def run_link(config: link.LinkConfig, options: PipelineOptions) -> dict:
     config = dataclasses.replace(config, group=next_group(config.output))
     theorem_files = manifests.committed_files(config.output, THEOREMS.name, previous)
     linked_files = files.list_files(files.join(config.output, LINKED_DIR), ".parquet")
+    earlier_edges = [f for f in manifests.committed_files(config.output, EDGES.name, previous)
+                     if staging.group_of_file(f).startswith(link.LINK_GROUP_PREFIX)]
+    earlier_groups = sorted({staging.group_of_file(f) for f in earlier_edges})
     n_statements = _count_rows(theorem_files)
     staging.open_staging(config.output, {"job": "link", "group": config.group, **config.manifest()})
     pipeline = beam.Pipeline(options=options)
-    _ = pipeline | "Link" >> LinkStatements(config, theorem_files, linked_files, n_statements)
-    pipeline.run().wait_until_finish()
+    _ = pipeline | "Link" >> LinkStatements(config, theorem_files, linked_files, n_statements, earlier_edges,
+                                            neighbours, llm)
+    result = pipeline.run()
+    result.wait_until_finish()
     staged = staging.staging_dir(config.output)
     newly_linked = staging.read_columns(files.list_files(files.join(staged, LINKED_DIR), ".parquet"), ["theorem_id"])
-    plan = staging.plan_commit(config.output, [config.group], manifests.committed_relative(config.output, previous))
+    plan = staging.plan_commit(config.output, [config.group, *earlier_groups],
+                               manifests.committed_relative(config.output, previous))
     locate = staging.plan_locator(config.output, plan)
-    restates = [r for r in staging.read_columns([locate(f) for f in plan["files"][EDGES.name]], ["relation", "bundle"])
-                if r["relation"] == "restates"]
+    linked = [r for r in staging.read_columns([locate(f) for f in plan["files"][EDGES.name]
+                                               if staging.group_of_file(f).startswith(link.LINK_GROUP_PREFIX)],
+                                              ["relation", "method", "bundle"])]
+    restates = [r for r in linked if r["relation"] == "restates"]
     record = {**config.manifest(), "runs": len(linked_files) + 1, "statements": n_statements,
               "statements_compared": len(newly_linked),
               "edges_written": sum(1 for r in restates if r["bundle"] == config.group),
-              "edges_total": len(restates), "vector_column": "statement_embedding, else embedding",
+              "edges_total": len(restates), "stale_edges_removed": _count_rows(earlier_edges) - sum(
+                  1 for r in linked if r["bundle"] != config.group),
+              "vector_column": "statement_embedding, else embedding", "embedding_search": search,
               "duration_s": round(time.monotonic() - started, 3)}
+    if llm is not None:
+        counts = {name.split("/llm_", 1)[1]: value for name, value in metric_totals(result).items()
+                  if name.startswith(f"{METRICS_NAMESPACE}/llm_")}
+        record["llm"] = {**llm.manifest(), **counts,
+                         "edges_written": sum(1 for r in linked if r["method"] == "llm" and r["bundle"] == config.group)}
     manifest = {**previous, "files": plan["files"], "commit": plan["stats"], "link": record}
     manifests.commit_generation(config.output, plan, manifest)
     files.write_bytes(files.join(config.output, LINKED_DIR, f"linked-{config.group}.parquet"),

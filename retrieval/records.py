@@ -17,6 +17,7 @@ MAX_PAPER_STATEMENTS = 2000
 _STATEMENT_SQL = """
     SELECT t.theorem_id, t.paper_id, t.source, t.year, t.kind, t.display_name, t.number, t.title, t.label,
            t.tag, t.section_path, t.file, t.line, t.statement_latex, t.statement_text, t.proof_latex,
+           t.proof_text,
            coalesce(t.url, p.url) AS url
     FROM theorems t LEFT JOIN (SELECT paper_id, any_value(url) AS url FROM papers GROUP BY paper_id) p
          USING (paper_id)

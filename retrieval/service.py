@@ -148,6 +148,7 @@ class Statement(BaseModel):
     statement_latex: Optional[str]
     statement_text: Optional[str]
     proof_latex: Optional[str]
+    proof_text: Optional[str] = Field(None, description="the proof in plain text (references printed, math kept)")
     url: Optional[str]
     paper: Optional[PaperSummary]
     uses: list[Neighbour] = Field(description="statements this one relies on")

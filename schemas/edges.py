@@ -24,6 +24,7 @@ EDGES = Table(
         pa.field("method", pa.string(), nullable=False),     # METHODS
         pa.field("location", pa.string(), nullable=False),   # statement | proof
         pa.field("count", pa.int32(), nullable=False),
+        pa.field("evidence", pa.string()),   # method llm: the words of the proof the edge rests on
         pa.field("bundle", pa.string()),   # the input (bundle or folder) it came from: names its file
     ]),
 )

@@ -41,6 +41,7 @@ THEOREMS = Table(
         pa.field("statement_text", pa.string()),
         pa.field("slogan", pa.string()),
         pa.field("proof_latex", pa.string()),
+        pa.field("proof_text", pa.string()),               # the proof in plain text, rendered like statement_text
         pa.field("formal_decls", pa.list_(pa.string())),   # Lean declarations (leanblueprint `\lean{...}`)
         pa.field("formal_status", pa.string()),            # mathlib | proved | stated | not-ready; null: no blueprint
         pa.field("content_hash", pa.string()),

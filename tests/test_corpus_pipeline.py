@@ -52,7 +52,7 @@ def corpus(tmp_path_factory):
 
 def statement(output, paper_id, label=None, display=None):
     cond, value = ("label = ?", label) if label else ("display_name = ?", display)
-    cols = "kind, display_name, number, title, label, statement_latex_raw, proof_latex, file, theorem_id, " \
+    cols = "kind, display_name, number, title, label, statement_latex_raw, proof_latex, proof_text, file, theorem_id, " \
            "content_hash, statement_latex, url, year, source"
     (row,) = query(output, f"SELECT {cols} FROM theorems WHERE paper_id = ? AND {cond}", paper_id, value)
     return dict(zip([c.strip() for c in cols.split(",")], row))
@@ -85,6 +85,7 @@ def test_exact_statements(corpus):
         "Every bounded monotone sequence of real numbers converges. If $(a_n)$ is increasing and bounded "
         "above, then $\\lim_{n\\to\\infty} a_n = \\sup_n a_n$.")
     assert monotone["proof_latex"].strip().startswith("Let $s = \\sup_n a_n$")
+    assert monotone["proof_text"].startswith("Let $s = \\sup_n a_n$") and "\\label" not in monotone["proof_text"]
     assert monotone["content_hash"] == hashlib.sha256(
         normalize_latex(monotone["statement_latex"]).encode()).hexdigest()
     assert monotone["theorem_id"] == f"arxiv:2103.00001#3-{monotone['content_hash'][:12]}"

@@ -1,12 +1,15 @@
 """`thmforge link`: restatements across papers, found by the real corpus and link jobs."""
 import json
 import pathlib
+import shutil
 
 import duckdb
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 
 from runners.cli import main
+from schemas import theorems_table
 from transforms import link
 
 PAPERS = pathlib.Path(__file__).parent / "fixtures" / "restatements"
@@ -86,3 +89,80 @@ def test_embedding_pairs_keep_other_papers_above_threshold_once():
     assert found == {("a", "b"), ("b", "c")}
     assert all(score >= 0.8 for *_, score in link.embedding_pairs(corpus, queries, 0.8))
     assert np.allclose(np.linalg.norm(link.unit_rows([[3, 4]]), axis=1), 1)
+
+
+def _edge_ids(out):
+    return duckdb.sql(f"""
+        SELECT e.src_theorem_id, e.dst_theorem_id, e.method, t.theorem_id IS NOT NULL AND d.theorem_id IS NOT NULL
+        FROM read_parquet('{out}/edges/**/*.parquet', hive_partitioning = true) e
+        LEFT JOIN read_parquet('{out}/theorems/**/*.parquet', hive_partitioning = true) t ON t.theorem_id = e.src_theorem_id
+        LEFT JOIN read_parquet('{out}/theorems/**/*.parquet', hive_partitioning = true) d ON d.theorem_id = e.dst_theorem_id
+        WHERE e.relation = 'restates' ORDER BY ALL""").fetchall()
+
+
+def test_a_rebuilt_paper_leaves_no_edge_to_statements_that_are_gone(tmp_path):
+    """A lemma inserted before Lagrange's renumbers the paper: every theorem id changes. The next
+    link drops the edges of the old ids and finds the restatement again under the new one."""
+    notes = tmp_path / "groups_notes"
+    shutil.copytree(PAPERS / "groups_notes", notes)
+    out = tmp_path / "out"
+    args = ["build-corpus", "--source", "latex-project", "--embed-model", "none", "--no-progress", "--output", str(out)]
+    assert main([*args, "--input", str(notes), "--input", str(PAPERS / "symmetry_lectures")]) == 0
+    assert main(["link", str(out)]) == 0
+    before = _edge_ids(out)
+    tex = notes / "groups_notes.tex"
+    tex.write_text(tex.read_text().replace(r"\section{Cosets}", "\\section{Cosets}\n\\begin{lemma}\\label{lem:unit}"
+                                           "Every group has exactly one identity element.\\end{lemma}"))
+    assert main([*args, "--input", str(notes)]) == 0
+    assert main(["link", str(out)]) == 0
+    after = _edge_ids(out)
+    assert len(before) == len(after) == 2 and not set(before) & set(after)
+    assert all(present for *_, present in after)
+    assert _restates(out) == [
+        ("latex-project:groups_notes", "text", "lem:lagrange", "prop:index"),
+        ("latex-project:symmetry_lectures", "text", "prop:index", "lem:lagrange"),
+    ]
+    assert json.loads((out / "manifest.json").read_text())["link"]["stale_edges_removed"] == 2
+
+
+def _clustered_corpus(root, rows=600, dim=16, clusters=40, papers_rows=5, seed=3):
+    """Theorems files with vectors in tight clusters (cosines around 0.8 within a cluster), three files."""
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((clusters, dim))
+    vectors = centers[rng.integers(0, clusters, rows)] + 0.45 * rng.standard_normal((rows, dim))
+    table = theorems_table(dim)
+    rows_out = [dict(theorem_id=f"synthetic:p{i // papers_rows}#{i}", paper_id=f"synthetic:p{i // papers_rows}",
+                     source="synthetic", year=2020 + i % 3, ordinal=i % papers_rows, kind="lemma",
+                     statement_text="Short.", embedding=v.astype(np.float32).tolist()) for i, v in enumerate(vectors)]
+    for year in (2020, 2021, 2022):
+        folder = root / "theorems" / "source=synthetic" / f"year={year}"
+        folder.mkdir(parents=True)
+        part = [r for r in rows_out if r["year"] == year]
+        pq.write_table(table.to_arrow(part), folder / "part-00000.parquet", store_schema=False)
+    (root / "manifest.json").write_text(json.dumps({"embedding": {
+        "model": "synthetic", "dim": dim, "columns": ["embedding"], "normalize": True}}))
+    return root
+
+
+def _embedding_edges(out):
+    return sorted(duckdb.sql(f"""SELECT src_theorem_id, dst_theorem_id FROM
+        read_parquet('{out}/edges/**/*.parquet', hive_partitioning = true) WHERE method = 'embedding'""").fetchall())
+
+
+def test_index_candidates_give_the_edges_of_the_exact_scan(tmp_path):
+    indexed = _clustered_corpus(tmp_path / "indexed")
+    assert main(["index", str(indexed)]) == 0
+    exact = tmp_path / "exact"
+    shutil.copytree(indexed, exact)
+    assert main(["link", str(exact), "--embedding-search", "exact"]) == 0
+    assert main(["link", str(indexed), "--embedding-search", "index"]) == 0
+    found, wanted = _embedding_edges(indexed), _embedding_edges(exact)
+    assert len(wanted) > 200 and found == wanted
+    assert json.loads((indexed / "manifest.json").read_text())["link"]["embedding_search"] == "index:description"
+    assert json.loads((exact / "manifest.json").read_text())["link"]["embedding_search"] == "exact"
+
+
+def test_link_refuses_index_search_without_an_index(tmp_path, capsys):
+    corpus = _clustered_corpus(tmp_path / "corpus", rows=20)
+    assert main(["link", str(corpus), "--embedding-search", "index"]) == 2
+    assert "no vector index covering the corpus" in capsys.readouterr().err

@@ -64,7 +64,7 @@ def theorem_row(sub: Submission, st: Statement) -> dict:
         "title": st.title, "label": st.label, "tag": st.tag, "section_path": list(st.section_path),
         "file": st.file, "line": st.line, "statement_latex_raw": st.statement_latex_raw,
         "statement_latex": st.statement_latex, "statement_text": st.statement_text, "slogan": st.slogan,
-        "proof_latex": st.proof_latex, "content_hash": digest, "url": statement_url(sub, st),
+        "proof_latex": st.proof_latex, "proof_text": st.proof_text, "content_hash": digest, "url": statement_url(sub, st),
         "bundle": sub.bundle, **formal_fields(st),
     }
 

@@ -2,7 +2,8 @@
 
 Methods, each deterministic and per document: `ref` (a `\\ref`-like command naming the label of a
 statement), `name` (a written mention such as "by Lemma 2.3", matched by printed number), `cite` (a
-`\\cite` key, resolved through the `.bbl`/`.bib` to an arXiv id or DOI) and `blueprint` (leanblueprint's
+`\\cite` key, resolved through the `.bbl`/`.bib` to an arXiv id or DOI; the corpus job joins a DOI
+with the papers' `doi`) and `blueprint` (leanblueprint's
 `\\uses{...}`). leanblueprint's `\\lean{...}`, `\\leanok`, `\\mathlibok` and `\\notready` give a statement's
 `formal_decls` and `formal_status`.
 """
@@ -21,6 +22,30 @@ _CITE_RE = re.compile(r"\\(?:[A-Za-z]*[cC]ite[A-Za-z]*)\*?\s*(?:\[[^\[\]]*\]\s*)
 _USES_RE = re.compile(r"\\uses\s*\{([^{}]*)\}")
 _LEAN_RE = re.compile(r"\\lean\s*\{([^{}]*)\}")
 _NUMBER = r"(\d+(?:\.\d+)*[a-z]?|[A-Z](?:\.\d+)*)(?![\w.]*\w)"
+_DOI_RE = re.compile(r"10\.\d{4,9}/[^\s,;]+")
+
+
+def doi_keys(field: Optional[str]) -> list[str]:
+    """The DOIs of a `doi` field, lowercased (DOIs are case-insensitive; arXiv's metadata lists
+    several separated by spaces): the keys on which cite edges meet papers."""
+    return [doi.rstrip(".").lower() for doi in _DOI_RE.findall(field or "")]
+
+
+def needs_cited_paper(edge: dict) -> bool:
+    """A cite edge that names a DOI but no corpus paper yet."""
+    return edge["relation"] == "cites" and bool(edge.get("dst_doi")) and not edge.get("dst_paper_id")
+
+
+def cited_doi(edge: dict) -> str:
+    """The key of a cite edge's DOI (as `doi_keys` makes them)."""
+    return next(iter(doi_keys(edge["dst_doi"])), "")
+
+
+def with_cited_paper(edge: dict, paper_ids: Iterable[str]) -> dict:
+    """The edge with `dst_paper_id` set to the corpus paper carrying its DOI (the first id, when
+    several versions or copies carry it); unchanged when none does."""
+    found = sorted(set(paper_ids))
+    return {**edge, "dst_paper_id": found[0]} if found else edge
 
 
 def _names_re(display_names: Iterable[str]) -> Optional[re.Pattern]:

@@ -5,8 +5,9 @@ Two methods, each keyed so that a Beam shuffle brings candidates together (no al
   renamed in order of first use, so `$H \\le G$` and `$K \\le \\Gamma$` read the same), shingled into
   token 3-grams and MinHashed; the signature's LSH bands are the keys. Statements sharing a band are
   candidates; a pair is kept when the signatures' estimated Jaccard similarity reaches the threshold.
-- `embedding`: exact cosine search of new statements' vectors against the corpus, keyed by corpus
-  shard (each shard meets every block of new statements once).
+- `embedding`: cosine of new statements' vectors against the corpus, decided on full-precision
+  vectors: candidates from the corpus's vector index when the runner hands one down (re-scored
+  exactly here), else an exact scan keyed by corpus shard (each shard meets every new statement once).
 Only pairs with at least one new (not yet linked) statement and two different papers are compared.
 """
 from __future__ import annotations
@@ -134,19 +135,32 @@ def unit_rows(vectors: Iterable) -> np.ndarray:
     return matrix / np.where(norms == 0, 1, norms)
 
 
+def cosine_pairs(corpus: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[dict, dict, float]]:
+    """(query, corpus statement, cosine) for every pair of different papers at or above `threshold`,
+    decided on the full-precision vectors."""
+    if not corpus or not queries:
+        return
+    scores = unit_rows(q["vector"] for q in queries) @ unit_rows(c["vector"] for c in corpus).T
+    for qi, ci in zip(*np.nonzero(scores >= threshold)):
+        query, found = queries[qi], corpus[ci]
+        if query["paper_id"] != found["paper_id"]:
+            yield query, found, float(scores[qi, ci])
+
+
 def embedding_pairs(corpus: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[str, str, float]]:
     """(query id, corpus id, cosine) for every query/corpus pair of different papers at or above `threshold`.
 
     A pair of two new statements is found from both sides; only the side whose query id sorts first
     emits it, so each pair comes out once.
     """
-    if not corpus or not queries:
-        return
-    scores = unit_rows(q["vector"] for q in queries) @ unit_rows(c["vector"] for c in corpus).T
-    for qi, ci in zip(*np.nonzero(scores >= threshold)):
-        query, found = queries[qi], corpus[ci]
-        if query["paper_id"] == found["paper_id"]:
-            continue
-        if found["new"] and found["theorem_id"] < query["theorem_id"]:
-            continue
-        yield query["theorem_id"], found["theorem_id"], float(scores[qi, ci])
+    for query, found, score in cosine_pairs(corpus, queries, threshold):
+        if not (found["new"] and found["theorem_id"] < query["theorem_id"]):
+            yield query["theorem_id"], found["theorem_id"], score
+
+
+def rescored_pairs(candidates: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[str, str]]:
+    """Ordered id pairs of candidates an index shortlisted for `queries` whose exact cosine reaches
+    `threshold`. An approximate search may find a pair from one side only, so both sides emit it
+    (ordered, for a Distinct) rather than trusting the other side."""
+    for query, found, _ in cosine_pairs(candidates, queries, threshold):
+        yield tuple(sorted((query["theorem_id"], found["theorem_id"])))

@@ -40,7 +40,7 @@ async function showStatement() {
         s.section_path.length ? el("p", {class: "section"}, s.section_path.join(" › ")) : null,
         el("div", {class: "body", id: "statement-body"}, s.statement_latex || s.statement_text || ""),
         s.proof_latex ? el("details", {class: "proof", open: ""}, el("summary", {}, "Proof"),
-                                     el("div", {class: "body"}, s.proof_latex)) : null),
+                                     el("div", {class: "body"}, s.proof_text || s.proof_latex)) : null),
       neighbourList("Uses", s.uses, "No recorded dependencies."),
       neighbourList("Used by", s.used_by, "No statement of the corpus is recorded as using this one."),
       neighbourList("Restated elsewhere", s.restatements, "No restatement found in other papers."),

@@ -165,3 +165,15 @@ def test_author_crefnames_and_redefined_reference_commands():
 \end{document}"""
     result = extract_submission({"a.tex": doc.encode()})
     assert result.statements[1].statement_text == "By Lemma 1 and Lemma 1."
+
+
+def test_proof_text_is_rendered_like_statement_text():
+    """`proof_text`: macros expanded, references printed as the PDF prints them, `\\label` dropped;
+    `proof_latex` stays as written."""
+    main = MAIN.replace(r"\begin{proof}Clear.\end{proof}",
+                        r"\begin{proof}\label{pf:main}By Proposition~\ref{prop:p}, $\norm{x}\in\R$.\end{proof}")
+    result = extract_submission({**FILES, "paper.tex": main.encode()})
+    proof = result.statements[0]
+    assert proof.proof_latex == r"\label{pf:main}By Proposition~\ref{prop:p}, $\norm{x}\in\R$."
+    assert proof.proof_text == "By Proposition 2.2, $\\lVert x\\rVert\\in\\mathbb{R}$."
+    assert result.statements[1].proof_text is None       # no proof: no text

@@ -41,6 +41,7 @@ STATEMENTS = [
 
 # proofs of some statements, by label
 PROOFS = {"cor:ratio": "Compare with a geometric series $\\sum_n q^n$, $q<1$, and apply Lemma~\\ref{lem:geometric}."}
+PROOF_TEXTS = {"cor:ratio": "Compare with a geometric series $\\sum_n q^n$, $q<1$, and apply Lemma 1.4."}   # as rendered
 
 
 def write_corpus(root: pathlib.Path, encoder: Encoder, statements=STATEMENTS, papers=PAPERS_ROWS) -> pathlib.Path:
@@ -54,7 +55,8 @@ def write_corpus(root: pathlib.Path, encoder: Encoder, statements=STATEMENTS, pa
             theorem_id=f"{meta['paper_id']}#{ordinal}", paper_id=meta["paper_id"], source=meta["source"],
             year=meta["year"], ordinal=ordinal, kind=kind, env_name=kind, display_name=kind.capitalize(),
             number=number, label=label, section_path=[], file="main.tex", line=ordinal + 1,
-            statement_latex=text, statement_text=text, proof_latex=PROOFS.get(label), description=text, description_model="text",
+            statement_latex=text, statement_text=text, proof_latex=PROOFS.get(label), proof_text=PROOF_TEXTS.get(label),
+            description=text, description_model="text",
             embedding=vector.tolist(), statement_embedding=vector.tolist(), embedding_model=encoder.config.model,
             url=None,
         ))

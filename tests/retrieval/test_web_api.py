@@ -128,6 +128,9 @@ def test_statement_and_paper(web_server):
     assert status == 200 and paper["authors"] == ["Felix Hausdorff"]
     assert [s["name"] for s in paper["statements"]][:2] == ["Theorem 2.1", "Lemma 2.2"]
     assert request(web_server, "GET", "/statements/" + quote("arxiv:1901.00002#999"))[0] == 404
+    status, _, corollary = request(web_server, "GET", "/statements/" + quote("arxiv:2101.00001#4", safe=":"))
+    assert status == 200 and corollary["proof_text"].endswith("apply Lemma 1.4.")
+    assert corollary["proof_latex"].endswith("Lemma~\\ref{lem:geometric}.")
     assert request(web_server, "GET", "/papers/arxiv:0000.00000")[0] == 404
 
 

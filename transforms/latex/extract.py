@@ -358,17 +358,21 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
             run.events.extend(events)
         return rendered[piece]
 
-    text, title, path = "", raw.title, list(raw.section_path)
+    text, title, path, proof_text = "", raw.title, list(raw.section_path), None
     if render:
         text, events = render_text(latex, location, frozenset(doc.found.label_macros), references)
         run.events.extend(events)
+        if raw.proof:
+            proof_text, events = render_text(doc.macros.expand(raw.proof, location)[0], location,
+                                             frozenset(doc.found.label_macros), references)
+            run.events.extend(events)
         title = plain(raw.title) if raw.title else None
         path = [plain(p) for p in raw.section_path]
     return Statement(
         ordinal=raw.ordinal, kind=spec.kind, env_name=raw.env, display_name=spec.display_name,
         number=number if spec.numbered else None, title=title, label=raw.label, section_path=path,
         file=file, line=line, statement_latex_raw=raw.body, statement_latex=latex, statement_text=text,
-        proof_latex=raw.proof, slogan=normalize_space(raw.slogan) if raw.slogan else None)
+        proof_latex=raw.proof, proof_text=proof_text, slogan=normalize_space(raw.slogan) if raw.slogan else None)
 
 
 def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool) -> ExtractionResult:

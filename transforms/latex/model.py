@@ -91,6 +91,7 @@ class Statement:
     statement_latex: str              # body with user macros expanded
     statement_text: str               # plain-text rendering, math kept between $...$
     proof_latex: Optional[str] = None
+    proof_text: Optional[str] = None  # the proof rendered like statement_text (macros expanded, refs printed)
     slogan: Optional[str] = None
     tag: Optional[str] = None         # Stacks Project tag
     url: Optional[str] = None         # link to this statement when the source has one (Stacks tag page, ...)

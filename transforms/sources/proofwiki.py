@@ -399,11 +399,12 @@ def _statement(ordinal: int, kind: str, section: str, title: str, body_raw: str,
                unexpanded: list[str]) -> Statement:
     latex, failed = expand_macros(wikitext_to_latex(body_raw), macros, limits)
     unexpanded.extend(name for name in failed if name not in unexpanded)
+    proof = wikitext_to_latex(proof_raw) if proof_raw is not None else None
     return Statement(
         ordinal=ordinal, kind=kind, env_name=section.lower(), display_name=section.strip().title(),
         number=None, title=title, label=title, section_path=[], file=PAGE_FILE, line=line,
         statement_latex_raw=body_raw.strip(), statement_latex=latex, statement_text=plain_text(latex),
-        proof_latex=wikitext_to_latex(proof_raw) if proof_raw is not None else None,
+        proof_latex=proof, proof_text=plain_text(proof) if proof is not None else None,
     )
 
 

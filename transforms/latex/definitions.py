@@ -14,7 +14,7 @@ import re
 from typing import Optional, Union
 
 from transforms.latex.model import Limits
-from transforms.latex.scan import (CONTROL_SEQUENCE_RE as _CS_RE, each_command, group_end, skip_spaces,
+from transforms.latex.scan import (CONTROL_SEQUENCE_RE as _CS_RE, each_command, group_end, is_letter, skip_spaces,
                                    undelimited_argument)
 
 _DEFINERS = (

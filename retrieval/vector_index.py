@@ -107,6 +107,10 @@ def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
     dim = sample.shape[1]
     nlist = max(1, min(nlist, len(sample) // 39 or 1))
     index = faiss.index_factory(dim, f"IVF{nlist},{code_spec(len(sample), dim)}", faiss.METRIC_INNER_PRODUCT)
+    if hasattr(index, "do_polysemous_training"):
+        # faiss's default reorders PQ centroids for Hamming-distance filtering (simulated annealing:
+        # minutes of CPU, most of a 100k-row build); the shortlist is scored with PQ tables instead
+        index.do_polysemous_training = False
     index.train(np.ascontiguousarray(sample, dtype=np.float32))
     return faiss.serialize_index(index).tobytes()
 

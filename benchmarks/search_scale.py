@@ -11,7 +11,11 @@ vector and lexical mode, and `thmforge serve` answering `--queries` held-out par
 (p50/p95/p99, peak RSS), with and without a filter (kind lemma, years 2015-2020: about 4% of
 rows). Recall@10 is against `Searcher(exact=True)`, the full scan of the stored vectors.
 JSON keys: rows, build_s, build_vectors_per_s, index_bytes, rss_build_mb, rss_serve_mb,
-cli_cold_s, p50_ms, p95_ms, p99_ms, recall_at_10, recall_at_10_filtered.
+cli_cold_s, p50_ms, p95_ms, p99_ms, recall_at_10, recall_at_10_filtered; and, because wall time on a
+shared machine measures the load, CPU seconds: build_cpu_s, build_vectors_per_cpu_s, encode_s and
+encode_vectors_per_cpu_s (the Beam job that trains and encodes, without the merge and the search
+table), cli_cold_cpu_s, lexical_cold_s, lexical_cold_cpu_s, and rss_search_mb (cold vector CLI).
+For a quick check use a small size (`--rows 20000 --queries 20`).
 """
 from __future__ import annotations
 

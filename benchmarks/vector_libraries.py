@@ -66,15 +66,18 @@ def usearch_index(matrix: np.ndarray, rng: np.random.Generator):
 BUILDERS = {"faiss": faiss_index, "usearch": usearch_index}
 
 
-def vectors(rows: int, queries: int, cache: str | None) -> tuple[np.ndarray, np.ndarray]:
+def write_vectors(rows: int, queries: int, cache: str | None, folder: pathlib.Path) -> None:
+    """The rows and queries as .npy files, so that a child loads them without generation temporaries
+    (its peak RSS before building is then the vectors themselves)."""
     base = real_embeddings(2500, pathlib.Path(cache) if cache else None)
-    matrix = np.concatenate(list(perturbed(base, rows, np.random.default_rng(5))))
-    return matrix, next(perturbed(base, queries, np.random.default_rng(6)))
+    np.save(folder / "rows.npy", np.concatenate(list(perturbed(base, rows, np.random.default_rng(5)))))
+    np.save(folder / "queries.npy", next(perturbed(base, queries, np.random.default_rng(6))))
 
 
 def measure_one(library: str, args) -> dict:
     """One library's figures, measured in this process."""
-    matrix, queries = vectors(args.rows, args.queries, args.cache)
+    folder = pathlib.Path(args.data)
+    matrix, queries = np.load(folder / "rows.npy"), np.load(folder / "queries.npy")
     exact = [np.argsort(-(matrix @ q), kind="stable")[:10].tolist() for q in queries]
     before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     wall, cpu = time.perf_counter(), time.process_time()
@@ -101,17 +104,16 @@ def main() -> None:
     parser.add_argument("--cache", metavar="FILE", help="cache of the real embeddings (.npy)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--only", choices=LIBRARIES, help=argparse.SUPPRESS)    # the child's run
+    parser.add_argument("--data", help=argparse.SUPPRESS)                       # ... and its vectors
     args = parser.parse_args()
     if args.only:
         print(json.dumps(measure_one(args.only, args)))
         return
     with tempfile.TemporaryDirectory() as tmp:
-        cache = args.cache or str(pathlib.Path(tmp) / "base.npy")
-        vectors(1, 1, cache)                    # embed the base texts once, for both children
+        write_vectors(args.rows, args.queries, args.cache, pathlib.Path(tmp))
         results = []
         for library in LIBRARIES:
-            command = [sys.executable, __file__, "--only", library, "--rows", str(args.rows),
-                       "--queries", str(args.queries), "--cache", cache]
+            command = [sys.executable, __file__, "--only", library, "--data", tmp]
             run = subprocess.run(command, capture_output=True, text=True, check=True,
                                  env=dict(os.environ, HF_HUB_OFFLINE="1"))
             results.append(json.loads(run.stdout.strip().splitlines()[-1]))

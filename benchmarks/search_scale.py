@@ -169,11 +169,11 @@ def exact_top10(root: pathlib.Path, queries: list[str]) -> tuple[list, list]:
     from retrieval.filters import make_filters
     from retrieval.search import Searcher
 
-    searcher = Searcher(open_catalog(str(root)), exact=True)
-    filters = make_filters(**FILTER)
-    plain = [[h.theorem_id for h in searcher.search(q, k=10)] for q in queries]
-    filtered = [[h.theorem_id for h in searcher.search(q, k=10, filters=filters)] for q in queries]
-    return plain, filtered
+    searcher = Searcher(open_catalog(str(root)), exact=True, lean_encoder=True)
+    vectors = [searcher.embed_query(q) for q in queries]      # once per query, for both scans
+    top = [[[h.theorem_id for h in searcher.hits(searcher.vector_ranking(q, 10, filters, v))]
+            for q, v in zip(queries, vectors)] for filters in (make_filters(), make_filters(**FILTER))]
+    return top[0], top[1]
 
 
 def main() -> None:

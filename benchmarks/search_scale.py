@@ -11,7 +11,11 @@ vector and lexical mode, and `thmforge serve` answering `--queries` held-out par
 (p50/p95/p99, peak RSS), with and without a filter (kind lemma, years 2015-2020: about 4% of
 rows). Recall@10 is against `Searcher(exact=True)`, the full scan of the stored vectors.
 JSON keys: rows, build_s, build_vectors_per_s, index_bytes, rss_build_mb, rss_serve_mb,
-cli_cold_s, p50_ms, p95_ms, p99_ms, recall_at_10, recall_at_10_filtered.
+cli_cold_s, p50_ms, p95_ms, p99_ms, recall_at_10, recall_at_10_filtered; and, because wall time on a
+shared machine measures the load, CPU seconds: build_cpu_s, build_vectors_per_cpu_s, encode_s and
+encode_vectors_per_cpu_s (the Beam job that trains and encodes, without the merge and the search
+table), cli_cold_cpu_s, lexical_cold_s, lexical_cold_cpu_s, and rss_search_mb (cold vector CLI).
+For a quick check use a small size (`--rows 20000 --queries 20`).
 """
 from __future__ import annotations
 
@@ -93,20 +97,19 @@ def write_corpus(root: pathlib.Path, rows: int, base: np.ndarray, seed: int = 20
         "document_prompt": "", "normalize": True}}))
 
 
-def run_measured(command: list[str], env: dict) -> tuple[float, float, str, str]:
-    """(wall seconds, peak RSS MB, stdout, stderr) of one child process."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+def run_measured(command: list[str], env: dict) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS MB, stderr) of one child process (and its children)."""
+    with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=REPO)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=REPO)
         _, status, usage = os.wait4(process.pid, 0)     # this child's own rusage: its peak RSS
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
         err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
+        stderr = err.read().decode()
     if process.returncode:
         raise RuntimeError(f"{' '.join(command)} failed: {stderr[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, stdout, stderr
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stderr
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -166,11 +169,11 @@ def exact_top10(root: pathlib.Path, queries: list[str]) -> tuple[list, list]:
     from retrieval.filters import make_filters
     from retrieval.search import Searcher
 
-    searcher = Searcher(open_catalog(str(root)), exact=True)
-    filters = make_filters(**FILTER)
-    plain = [[h.theorem_id for h in searcher.search(q, k=10)] for q in queries]
-    filtered = [[h.theorem_id for h in searcher.search(q, k=10, filters=filters)] for q in queries]
-    return plain, filtered
+    searcher = Searcher(open_catalog(str(root)), exact=True, lean_encoder=True)
+    vectors = [searcher.embed_query(q) for q in queries]      # once per query, for both scans
+    top = [[[h.theorem_id for h in searcher.hits(searcher.vector_ranking(q, 10, filters, v))]
+            for q, v in zip(queries, vectors)] for filters in (make_filters(), make_filters(**FILTER))]
+    return top[0], top[1]
 
 
 def main() -> None:
@@ -195,10 +198,11 @@ def main() -> None:
             write_corpus(root, args.rows, base)
         written = time.perf_counter() - start
         shutil.rmtree(root / "index", ignore_errors=True)
-        build_s, rss_build, _, _ = run_measured(THMFORGE + ["index", str(root)], env)
+        build_s, build_cpu_s, rss_build, log = run_measured(THMFORGE + ["index", str(root)], env)
+        encode_s, encode_cpu_s = map(float, re.search(r"vectors ([\d.]+) s, ([\d.]+) s CPU", log).groups())
         index_bytes = sum(p.stat().st_size for p in (root / "index").rglob("*") if p.is_file())
-        cli_s, rss_search, _, _ = run_measured(THMFORGE + ["search", str(root), queries[0], "--format", "json"], env)
-        lexical_s, rss_lexical, _, _ = run_measured(
+        cli_s, cli_cpu_s, rss_search, _ = run_measured(THMFORGE + ["search", str(root), queries[0], "--format", "json"], env)
+        lexical_s, lexical_cpu_s, _, _ = run_measured(
             THMFORGE + ["search", str(root), "bounded sequence", "--mode", "lexical", "--format", "json"], env)
         latencies, plain, filtered, rss_serve = serve_queries(root, env, queries)
         exact_plain, exact_filtered = exact_top10(root, queries)
@@ -208,7 +212,11 @@ def main() -> None:
     result = {
         "rows": args.rows, "build_s": round(build_s, 2), "build_vectors_per_s": round(args.rows / build_s),
         "index_bytes": index_bytes, "rss_build_mb": round(rss_build), "rss_serve_mb": round(rss_serve),
-        "cli_cold_s": round(cli_s, 2), "p50_ms": round(percentile(latencies, 0.5), 1),
+        "build_cpu_s": round(build_cpu_s, 2), "build_vectors_per_cpu_s": round(args.rows / build_cpu_s),
+        "encode_s": encode_s, "encode_vectors_per_cpu_s": round(args.rows / encode_cpu_s),
+        "rss_search_mb": round(rss_search), "cli_cold_s": round(cli_s, 2), "cli_cold_cpu_s": round(cli_cpu_s, 2),
+        "lexical_cold_s": round(lexical_s, 2), "lexical_cold_cpu_s": round(lexical_cpu_s, 2),
+        "p50_ms": round(percentile(latencies, 0.5), 1),
         "p95_ms": round(percentile(latencies, 0.95), 1), "p99_ms": round(percentile(latencies, 0.99), 1),
         "recall_at_10": round(recall_at_k(plain, exact_plain, 10), 4),
         "recall_at_10_filtered": round(recall_at_k(filtered, exact_filtered, 10), 4),
@@ -219,8 +227,6 @@ def main() -> None:
     print(f"{args.rows:,} rows written in {written:.0f}s; {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     for key, value in result.items():
         print(f"{key:>24}: {value}")
-    print(f"{'rss_search_mb':>24}: {rss_search:.0f} (cold vector CLI)   lexical cold CLI: {lexical_s:.2f}s, "
-          f"{rss_lexical:.0f} MB")
     short = [len(f) for f in filtered]
     print(f"{'filtered results':>24}: min {min(short)} of 10 per query")
 

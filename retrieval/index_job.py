@@ -152,7 +152,7 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
 
 def build_index(root: pathlib.Path, representation: str, options: PipelineOptions) -> dict:
     """Build or extend the index of `representation` under `root/index/`; a summary of the run."""
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.process_time()
     info = embedding_info(read_manifest(root))
     column = REPRESENTATIONS[representation]
     directory = vector_index.index_dir(root, representation)
@@ -179,11 +179,12 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
                 raise RuntimeError(f"index shard {folder} was not written")
             encoded[shard.base] = shard.rows
     encoded = {b: n for b, n in encoded.items() if b in planned}
-    encode_s = time.monotonic() - started
+    encode_s, encode_cpu_s = time.monotonic() - started, time.process_time() - cpu_started
     name = None
     if info is not None and encoded:
         name = f"merged-{int(manifest.get('generation', 0)) + 1}"
         vector_index.merge_shards(directory, sorted(encoded), name)
+    merged_s = time.monotonic() - started
     rows = build_search_db(root, shards, info.dim if info else theorems_table().schema.field("embedding").type.list_size)
     vector_index.write_json(root / vector_index.INDEX_DIR / vector_index.PLAN,
                             {"shards": [vars(s) for s in shards]})
@@ -198,5 +199,7 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
     for folder in (directory / vector_index.SHARDS).glob("*"):
         if folder.name.isdigit() and int(folder.name) not in planned:
             shutil.rmtree(folder)
-    summary.update(rows=rows, encode_s=round(encode_s, 3), total_s=round(time.monotonic() - started, 3))
+    summary.update(rows=rows, encode_s=round(encode_s, 3), encode_cpu_s=round(encode_cpu_s, 3),
+                   merge_s=round(merged_s - encode_s, 3), total_s=round(time.monotonic() - started, 3),
+                   total_cpu_s=round(time.process_time() - cpu_started, 3))
     return summary

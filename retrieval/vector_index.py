@@ -21,7 +21,6 @@ ids (a bitmap), with the probe widened until `k` candidates survive. See docs/ve
 """
 from __future__ import annotations
 
-import bisect
 import contextlib
 import dataclasses
 import json
@@ -107,6 +106,10 @@ def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
     dim = sample.shape[1]
     nlist = max(1, min(nlist, len(sample) // 39 or 1))
     index = faiss.index_factory(dim, f"IVF{nlist},{code_spec(len(sample), dim)}", faiss.METRIC_INNER_PRODUCT)
+    if hasattr(index, "do_polysemous_training"):
+        # faiss's default reorders PQ centroids for Hamming-distance filtering (simulated annealing:
+        # minutes of CPU, most of a 100k-row build); the shortlist is scored with PQ tables instead
+        index.do_polysemous_training = False
     index.train(np.ascontiguousarray(sample, dtype=np.float32))
     return faiss.serialize_index(index).tobytes()
 
@@ -247,10 +250,13 @@ class VectorIndex:
 
     def stored(self, docs: np.ndarray) -> np.ndarray:
         """The stored unit vectors of `docs` (zeros for a doc without one)."""
+        docs = np.asarray(docs, dtype=np.int64)
         out = np.zeros((len(docs), self.dim), dtype=np.float32)
-        for i, doc in enumerate(docs):
-            shard = self.shards[bisect.bisect_right(self.bases, int(doc)) - 1]
-            out[i] = self._vectors(shard)[int(doc) - shard.base]
+        owners = np.searchsorted(self.bases, docs, side="right") - 1
+        for owner in np.unique(owners):         # one fancy-indexed read per shard, not one per doc
+            rows = np.flatnonzero(owners == owner)
+            shard = self.shards[owner]
+            out[rows] = self._vectors(shard)[docs[rows] - shard.base]
         return out
 
     def _rescored(self, query: np.ndarray, docs: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -279,6 +285,8 @@ class VectorIndex:
             selector = faiss.IDSelectorBitmap(self.doc_limit, faiss.swig_ptr(bitmap))
             params.sel = selector
         nprobe = self.nprobe
+        if allowed is not None:     # the allowed rows' neighbours spread over more lists: probe more
+            nprobe = min(self.nlist, int(np.ceil(nprobe / max(len(allowed) / max(1, self.doc_limit), 1e-6) ** 0.5)))
         while True:
             params.nprobe = nprobe
             _, ids = self.index.search(query.reshape(1, -1), want, params=params)

@@ -41,5 +41,7 @@ def run(args, beam_args) -> int:
     except (OSError, ValueError) as exc:
         raise UsageError(f"index: {exc}") from None
     print(f"thmforge index: {summary['rows']} statements, {summary['shards_encoded']} of {summary['shards']} "
-          f"files encoded ({args.representation}) in {summary['total_s']:.1f} s -> {root / 'index'}", file=sys.stderr)
+          f"files encoded ({args.representation}) in {summary['total_s']:.1f} s (vectors {summary['encode_s']:.1f} s, "
+          f"{summary['encode_cpu_s']:.1f} s CPU; merge {summary['merge_s']:.1f} s; all {summary['total_cpu_s']:.1f} s "
+          f"CPU) -> {root / 'index'}", file=sys.stderr)
     return 0

@@ -13,6 +13,8 @@ Filters take comma-separated values or repeat; values are bound parameters, neve
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 
 from retrieval.catalog import open_catalog
 from retrieval.filters import make_filters, parse_year_range
@@ -86,6 +88,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("table", "json"), default="table")
 
 
+@contextlib.contextmanager
+def pandas_hidden():
+    """pandas made unimportable meanwhile, unless it is imported already. DuckDB's Python client
+    imports pandas to check every bound parameter for pandas' NA (0.5 s of CPU: half of a cold
+    lexical search) and skips the check when it cannot; a one-shot search binds only str, int
+    and lists of str. Process-wide, so for one-shot commands only, never for a server."""
+    if "pandas" in sys.modules:
+        yield
+        return
+    sys.modules["pandas"] = None
+    try:
+        yield
+    finally:
+        if sys.modules.get("pandas", False) is None:
+            del sys.modules["pandas"]
+
+
 def run(args, beam_args) -> int:
     if not 1 <= args.k <= MAX_K:
         raise UsageError(f"-k: between 1 and {MAX_K}")
@@ -94,6 +113,9 @@ def run(args, beam_args) -> int:
         raise UsageError(f"query: between 1 and {MAX_QUERY_CHARS} characters")
     filters = filters_from_args(args)
     searcher = searcher_from_args(args, lean_encoder=True)    # one query: no torch import
-    hits = searcher.search(query, k=args.k, filters=filters, mode=args.mode)
+    if args.mode != "lexical":
+        searcher.encoder            # the model loads before pandas is hidden (a fallback may need it)
+    with contextlib.nullcontext() if args.rerank else pandas_hidden():
+        hits = searcher.search(query, k=args.k, filters=filters, mode=args.mode)
     print(hits_json(hits) if args.format == "json" else hits_table(hits))
     return 0

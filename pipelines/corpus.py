@@ -287,15 +287,17 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
     """Run the job (resuming an interrupted one), check the accounting, commit, return the manifest."""
     started = time.monotonic()
     files.check_writable(config.output)
+    fingerprint = _fingerprint(config, recorded_options)
+    same_run = staging.resumes(config.output, fingerprint)
+    resumed = manifests.finish_interrupted_commit(config.output, {   # a decided commit of any command first
+        "inputs": len(config.inputs), "inputs_processed": 0, "inputs_finished_earlier": len(config.inputs),
+        "inputs_redone_after_interruption": 0, "commit_finished_from_plan": True} if same_run else None)
+    if resumed is not None and same_run:
+        return resumed
     previous = manifests.read_manifest(config.output)
     embedding = config.embed.manifest() if config.embed is not None else None
     check_embedding_compatible(previous, embedding)
-    staging.open_staging(config.output, _fingerprint(config, recorded_options))
-    resumed = manifests.finish_interrupted_commit(config.output, {
-        "inputs": len(config.inputs), "inputs_processed": 0, "inputs_finished_earlier": len(config.inputs),
-        "inputs_redone_after_interruption": 0, "commit_finished_from_plan": True})
-    if resumed is not None:
-        return resumed
+    staging.open_staging(config.output, fingerprint)
     finished = staging.finished_inputs(config.output)
     pending = [path for path in config.inputs if files.input_group(path) not in finished]
     redone = staging.discard_unfinished(config.output, {files.input_group(path) for path in pending})

@@ -2,7 +2,8 @@
 
 A run writes under `OUT/_staging/` (outside the table directories):
 - `_run.json`: the fingerprint of the run (options and inputs) the staging belongs to; a run with
-  another fingerprint starts from an empty staging directory;
+  another fingerprint first finishes a commit whose plan is written (a decided commit of any
+  command is carried out, never discarded), then starts from an empty staging directory;
 - `<table>/.../part-<group>-<shard>.parquet`: the rows of each input group;
 - `_inputs/<group>.json`: how many submissions the input holds (written by the read stage);
 - `_done/<group>.json`: the completion marker, written once the input's files are staged and its
@@ -70,12 +71,15 @@ def _write_json(path: str, record: Any) -> None:
 
 def open_staging(output: str, fingerprint: dict) -> None:
     """Keep the staging directory of an interrupted run with this fingerprint; else start empty."""
-    staging = staging_dir(output)
-    run_file = files.join(staging, RUN)
-    if _read_json(run_file) == json.loads(json.dumps(fingerprint)):
+    if resumes(output, fingerprint):
         return
-    files.delete_tree(staging)
-    _write_json(run_file, fingerprint)
+    files.delete_tree(staging_dir(output))
+    _write_json(files.join(staging_dir(output), RUN), fingerprint)
+
+
+def resumes(output: str, fingerprint: dict) -> bool:
+    """Whether the staging directory belongs to a run with this fingerprint."""
+    return _read_json(files.join(staging_dir(output), RUN)) == json.loads(json.dumps(fingerprint))
 
 
 def finished_inputs(output: str) -> dict[str, dict]:
@@ -246,6 +250,9 @@ def finish_commit(output: str, plan: dict, publish: Callable[[dict], None]) -> N
     keep = {f for paths in plan["files"].values() for f in paths}
     files.delete([p for name in TABLE_NAMES for p in list_files(files.join(output, name), ".parquet")
                   if files.relative(p, output) not in keep])
-    plan_file = files.join(staging, PLAN)      # the plan goes last: a run killed while the staging is removed
-    files.delete([p for p in list_files(staging) if p != plan_file])    # leaves it, and the rerun finishes
-    files.delete_tree(staging)                 # this commit again (never completion markers without files)
+    # The plan and the run's fingerprint go last: a run killed while the staging is removed leaves
+    # them, and the rerun finishes this commit again (never completion markers without files) and,
+    # being the same run, returns its manifest instead of redoing every input.
+    last = {files.join(staging, PLAN), files.join(staging, RUN)}
+    files.delete([p for p in list_files(staging) if p not in last])
+    files.delete_tree(staging)

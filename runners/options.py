@@ -16,8 +16,8 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                        help="arXiv bundles (arXiv_src_YYMM_NNN.tar) as paths, globs or URLs "
                             "(gs://, s3://), folders of bundles or of unpacked submissions; for "
                             "other sources their own inputs (repeatable); a paper in several inputs, or "
-                            "already in the output, is kept once: the newest version, else the copy that "
-                            "entered first (the others are duplicate failures)")
+                            "already in the output, is kept once: the newest version that extracted ok, "
+                            "else the copy that entered first (the others are duplicate failures)")
     group.add_argument("--metadata", default=None, metavar="FILE",
                        help="arxiv-metadata-oai-snapshot.json (JSON lines) joined onto papers")
     group.add_argument("--output", default=None, metavar="DIR",

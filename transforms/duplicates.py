@@ -6,11 +6,13 @@ corpus already has) meet only here, on the launcher, after the pipeline and befo
 planned, over the papers of the next generation: the committed files of inputs this run does not
 redo, and the staged files of this run's inputs.
 
-The rule: the newest version wins (`v3` over `v2` over none); of equal versions, the copy that
-entered the corpus first (one already committed, else the one of the input listed first). Every
-other copy leaves the papers, theorems, edges and failures files of its input (its earlier
-`duplicate` rows stay) and becomes one `duplicate` failure row there naming the kept copy, so the
-input's accounting still adds up: submissions = ok + failed + skipped + duplicates. A committed
+The rule: a copy that extracted ok wins over one that did not (a newer version that failed or was
+skipped never replaces a working older one); then the newest version (`v3` over `v2` over none);
+of equal versions, the copy that entered the corpus first (one already committed, else the one of
+the input listed first). Every other copy leaves the papers, theorems, edges and failures files
+of its input (its earlier `duplicate` rows stay; a copy that failed keeps its failure rows, which
+say why) and becomes one `duplicate` failure row there naming the kept copy, so the input's
+accounting still adds up: submissions = ok + failed + skipped + duplicates. A committed
 input that loses a paper is rewritten into the staging directory, so the commit replaces its files
 like any rerun input's, atomically for readers.
 """
@@ -41,6 +43,7 @@ class Copy:
     bundle: str
     member: Optional[str]
     status: str
+    status_reason: Optional[str]
     n_statements: int
     entered: int          # 0: committed before this run; 1 + position of its input in this run
 
@@ -56,15 +59,21 @@ def settle(copies: Iterable[Copy]) -> list[tuple[Copy, Copy]]:
         by_paper.setdefault(copy.paper_id, []).append(copy)
     settled = []
     for paper_id in sorted(by_paper):
-        ranked = sorted(by_paper[paper_id], key=lambda c: (-version_rank(c.version), c.entered, c.group))
+        ranked = sorted(by_paper[paper_id],
+                        key=lambda c: (c.status != "ok", -version_rank(c.version), c.entered, c.group))
         settled += [(dropped, ranked[0]) for dropped in ranked[1:]]
     return settled
 
 
 def duplicate_row(dropped: Copy, kept: Copy) -> dict:
+    if dropped.status != "ok" and kept.status == "ok" and version_rank(dropped.version) > version_rank(kept.version):
+        why = (f"this newer copy {dropped.status} ({dropped.status_reason or 'no reason recorded'}); "
+               "the newest version that extracted ok is kept")
+    else:
+        why = "newest version, else the copy that entered the corpus first"
     return {"paper_id": dropped.paper_id, "theorem_id": None, "stage": "read", "error_class": DUPLICATE,
-            "message": f"another copy kept: {kept.location} (newest version, else the copy that entered "
-                       "the corpus first)", "location": dropped.location, "fatal": False, "bundle": dropped.bundle}
+            "message": f"another copy kept: {kept.location} ({why})", "location": dropped.location, "fatal": False,
+            "bundle": dropped.bundle}
 
 
 def _read_rows(path: str) -> list[dict]:
@@ -73,8 +82,9 @@ def _read_rows(path: str) -> list[dict]:
 
 
 def _rewrite_group(output: str, sources: Mapping[str, list[str]], tables: Mapping[str, Table],
-                   dropped: Mapping[str, dict], staged: bool) -> None:
-    """Write one input's files without the `dropped` papers' rows, plus their duplicate rows.
+                   dropped: Mapping[str, dict], failed: set[str], staged: bool) -> None:
+    """Write one input's files without the `dropped` papers' rows (the failure rows of those in
+    `failed`, copies that did not extract ok, stay), plus their duplicate rows.
 
     `sources` maps a table to the group's files (relative to the staging directory when `staged`,
     else committed names). The papers file is written last: a run killed halfway finds the paper
@@ -93,7 +103,7 @@ def _rewrite_group(output: str, sources: Mapping[str, list[str]], tables: Mappin
             path = files.join(root, relative)
             rows = _read_rows(path) if files.exists(path) else []
             kept = [r for r in rows if r["paper_id"] not in dropped
-                    or (name == FAILURES.name and r["error_class"] == DUPLICATE)]
+                    or (name == FAILURES.name and (r["error_class"] == DUPLICATE or r["paper_id"] in failed))]
             if name == FAILURES.name:
                 kept += [r for r in added.get(target, []) if r not in kept]
             if len(kept) == len(rows) and rows and not staged:
@@ -128,9 +138,10 @@ def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, li
     for group, tables in sorted(sources.items()):
         root = staged_root if group in order else output
         for row in staging.read_columns([files.join(root, f) for f in tables.get(PAPERS.name, [])],
-                                        ["paper_id", "version", "bundle", "member", "status", "n_statements"]):
+                                        ["paper_id", "version", "bundle", "member", "status", "status_reason",
+                                         "n_statements"]):
             copies.append(Copy(row["paper_id"], row["version"], group, row["bundle"], row["member"], row["status"],
-                               row["n_statements"] or 0, order.get(group, 0)))
+                               row["status_reason"], row["n_statements"] or 0, order.get(group, 0)))
     losers: dict[str, dict[str, tuple[Copy, dict]]] = {}
     for dropped, kept in settle(copies):
         if dropped.group == kept.group:     # two rows of one input (a corpus older than `unique_refs`): rows
@@ -139,7 +150,8 @@ def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, li
     tables = {PAPERS.name: PAPERS, theorems.name: theorems, FAILURES.name: FAILURES, EDGES.name: EDGES}
     accounting = {}
     for group, lost in sorted(losers.items()):
-        _rewrite_group(output, sources[group], tables, {p: row for p, (_, row) in lost.items()}, group in order)
+        _rewrite_group(output, sources[group], tables, {p: row for p, (_, row) in lost.items()},
+                       {p for p, (dropped, _) in lost.items() if dropped.status != "ok"}, group in order)
         if group not in order and group in previous_accounting:
             record = dict(previous_accounting[group])
             for dropped, _ in lost.values():

@@ -62,14 +62,18 @@ def inputs(tmp_path_factory):
 
 
 def test_newest_version_then_the_copy_that_entered_first_wins():
-    def copy(version, group, entered):
-        return Copy("arxiv:1", version, group, group, "m", "ok", 1, entered)
+    def copy(version, group, entered, status="ok"):
+        return Copy("arxiv:1", version, group, group, "m", status, None if status == "ok" else "corrupt-gzip",
+                    1, entered)
 
     committed, old_run, later = copy("v2", "a", 0), copy("v2", "b", 1), copy("v2", "c", 2)
     assert settle([later, old_run, committed]) == [(old_run, committed), (later, committed)]
     newest = copy("v3", "c", 2)
     assert settle([committed, newest, copy(None, "d", 1)])[0] == (committed, newest)
     assert settle([copy(None, "a", 0)]) == []
+    failed_newer = copy("v4", "e", 2, "failed")
+    assert settle([failed_newer, committed]) == [(failed_newer, committed)]      # ok beats a failed newer copy
+    assert settle([failed_newer, copy("v1", "f", 3, "skipped")])[0][1] == failed_newer   # neither ok: newest
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +157,24 @@ def test_the_index_keeps_no_vectors_of_the_replaced_copy(inputs, tmp_path):
     (statements,) = rows(out, "SELECT count(*) FROM theorems WHERE embedding IS NOT NULL")[0]
     index = json.load(open(out / "index" / "description" / "index.json"))
     assert sum(index["encoded"].values()) == statements == 12
+
+
+@pytest.mark.slow
+def test_a_newer_version_that_fails_does_not_replace_an_older_one_that_worked(inputs, tmp_path):
+    root, first, _, _ = inputs
+    broken = root / "arXiv_src_2201_004.tar"
+    broken.write_bytes(hc.tar_bytes([hc.Entry("2201/2201.00001v9.gz", hc.case("broken gzip").data)]))
+    out = tmp_path / "kept"
+    assert build([first], out) == 0
+    before = rows(out, "SELECT theorem_id FROM theorems WHERE paper_id = 'arxiv:2201.00001' ORDER BY 1")
+    assert build([str(broken)], out) == 0
+    assert rows(out, "SELECT bundle, version, status FROM papers WHERE paper_id = 'arxiv:2201.00001'") == [
+        (FIRST, "v1", "ok")]
+    assert rows(out, "SELECT theorem_id FROM theorems WHERE paper_id = 'arxiv:2201.00001' ORDER BY 1") == before
+    assert rows(out, "SELECT paper_id, error_class FROM failures WHERE bundle = 'arXiv_src_2201_004.tar' "
+                     "ORDER BY 2") == [("arxiv:2201.00001", "corrupt-gzip"), ("arxiv:2201.00001", "duplicate")]
+    assert rows(out, "SELECT message FROM failures WHERE error_class = 'duplicate'") == [
+        (f"another copy kept: {FIRST}!2201/2201.00001v1.gz (this newer copy failed (corrupt-gzip); "
+         "the newest version that extracted ok is kept)",)]
+    record = json.load(open(out / "manifest.json"))["accounting"]["arXiv_src_2201_004"]
+    assert (record["submissions"], record["ok"], record["failed"], record["duplicates"]) == (1, 0, 0, 1)

@@ -309,7 +309,8 @@ def run_corpus(config: CorpusConfig, options: PipelineOptions, *, recorded_optio
                                           (previous or {}).get("accounting", {}))
     finished = staging.finished_inputs(config.output)      # recounted: keeping one copy may drop papers
     per_group = {**staging.check_accounting(config.output, {g: finished[g] for g in groups}), **superseded}
-    plan = staging.plan_commit(config.output, per_group, current)
+    relinked = duplicates.drop_stale_link_edges(config.output, per_group, current)
+    plan = staging.plan_commit(config.output, [*per_group, *relinked], current)
     locate = staging.plan_locator(config.output, plan)
     describer = (config.describe.manifest(describe_totals(
         [locate(f) for f in plan["files"][THEOREMS.name]], [locate(f) for f in plan["files"][FAILURES.name]],

@@ -15,6 +15,10 @@ say why) and becomes one `duplicate` failure row there naming the kept copy, so 
 accounting still adds up: submissions = ok + failed + skipped + duplicates. A committed
 input that loses a paper is rewritten into the staging directory, so the commit replaces its files
 like any rerun input's, atomically for readers.
+
+Edges between papers (`thmforge link`'s restates and uses edges, kept in link groups) name
+theorem ids, and a replaced copy or a rebuilt input can take theorem ids away: `drop_stale_link_edges`
+rewrites the link groups that name one, so no committed edge names a statement that is gone.
 """
 from __future__ import annotations
 
@@ -24,8 +28,9 @@ from typing import Iterable, Mapping, Optional
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from schemas import EDGES, FAILURES, PAPERS
+from schemas import EDGES, FAILURES, PAPERS, THEOREMS
 from schemas.table import Table
+from transforms.link import LINK_GROUP_PREFIX
 from transforms.sources.base import version_rank
 from transforms.write import commit as staging
 from transforms.write.commit import DUPLICATE
@@ -161,3 +166,41 @@ def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, li
                     record[key] = record.get(key, 0) - (dropped.n_statements if dropped.status == "ok" else 0)
             accounting[group] = record
     return accounting
+
+
+def drop_stale_link_edges(output: str, replaced: Iterable[str], committed: Mapping[str, list[str]]) -> list[str]:
+    """Stage the link groups whose edges name a theorem id of the `replaced` inputs' committed files
+    that their staged files no longer hold, without those edges; returns the link groups rewritten
+    (the commit replaces them, all their files, even when no edge is left)."""
+    staged_theorems = files.list_files(files.join(staging.staging_dir(output), THEOREMS.name), ".parquet")
+    replaced = set(replaced) | {staging.group_of_file(path) for path in staged_theorems}
+    link_files = [f for f in committed.get(EDGES.name, [])
+                  if staging.group_of_file(f).startswith(LINK_GROUP_PREFIX) and staging.group_of_file(f) not in replaced]
+    if not link_files:
+        return []
+    before = {row["theorem_id"] for row in staging.read_columns(
+        [files.join(output, f) for f in committed.get(THEOREMS.name, []) if staging.group_of_file(f) in replaced],
+        ["theorem_id"])}
+    after = {row["theorem_id"] for row in staging.read_columns(staged_theorems, ["theorem_id"])}
+    gone = before - after
+    if not gone:
+        return []
+    by_group: dict[str, list[str]] = {}
+    for relative in link_files:
+        by_group.setdefault(staging.group_of_file(relative), []).append(relative)
+    rewritten = []
+    for group, relatives in sorted(by_group.items()):
+        current = {relative: _read_rows(files.join(output, relative)) for relative in relatives}
+        if not any(r["src_theorem_id"] in gone or r["dst_theorem_id"] in gone for rows in current.values() for r in rows):
+            continue
+        for relative, rows in sorted(current.items()):
+            kept = [r for r in rows if r["src_theorem_id"] not in gone and r["dst_theorem_id"] not in gone]
+            target = files.join(staging.staging_dir(output), staging.staged_name(relative))
+            if len(kept) == len(rows):           # untouched: the same bytes, the same name
+                files.replace_bytes(target, files.read_bytes(files.join(output, relative)))
+            elif kept:
+                files.replace_bytes(target, parquet_bytes(EDGES, kept))
+            else:
+                files.delete([target])
+        rewritten.append(group)
+    return rewritten

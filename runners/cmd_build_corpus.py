@@ -80,17 +80,20 @@ def _validate_runner(options) -> None:
             raise UsageError(f"--runner {name}: {exc}") from None
 
 
-IN_PROCESS_WAVE_MB = 4     # issue 18: 12 copies of the 2101 bundle (11 MB) peaked at 556 MB in one wave
+IN_PROCESS_WAVE_MB = 4     # issue 18: 12 copies of the 2101 bundle (11 MB) peaked at 591 MB in one wave, 391 in 4 MB waves
 
 
 def _wave_bytes(args: argparse.Namespace, options) -> int | None:
-    """Input bytes per wave: --wave-mb, else a bound for the FnApiRunner (its GroupByKeys hold a
-    wave's rows in the launcher), none for runners that shuffle elsewhere."""
-    from apache_beam.options.pipeline_options import StandardOptions
+    """Input bytes per wave: --wave-mb, else a bound for the in-process FnApiRunner (its GroupByKeys
+    hold a wave's rows in memory). None elsewhere: other runners shuffle outside the launcher, and
+    local-parallel would start its worker processes again for every wave."""
+    from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
 
     if args.wave_mb is not None:
         return int(args.wave_mb * 1e6)
-    return int(IN_PROCESS_WAVE_MB * 1e6) if options.view_as(StandardOptions).runner == "FnApiRunner" else None
+    in_process = (options.view_as(StandardOptions).runner == "FnApiRunner"
+                  and options.view_as(DirectOptions).direct_running_mode == "in_memory")
+    return int(IN_PROCESS_WAVE_MB * 1e6) if in_process else None
 
 
 def _check_model_installed(embed) -> None:

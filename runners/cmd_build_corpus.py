@@ -80,7 +80,7 @@ def _validate_runner(options) -> None:
             raise UsageError(f"--runner {name}: {exc}") from None
 
 
-IN_PROCESS_WAVE_MB = 4     # issue 18: 12 copies of the 2101 bundle (11 MB) peaked at 591 MB in one wave, 391 in 4 MB waves
+IN_PROCESS_WAVE_MB = 4     # issue 18: 12 copies of the 2101 bundle (11 MB): 585 MB in one wave, 391 MB in 4 MB waves
 
 
 def _wave_bytes(args: argparse.Namespace, options) -> int | None:

@@ -3,9 +3,10 @@
     local           FnApiRunner in one process (named explicitly: Beam 2.77's DirectRunner would first
                     try to download the Prism binary).
     local-parallel  FnApiRunner with one SDK worker process per core (multi_processing). Each worker
-                    imports the pipeline anew (about 20 CPU-seconds more than local), so it pays
-                    off only on inputs of tens of MB of LaTeX: on 2 loaded cores it ran at 0.8x the
-                    speed of local on one 2.7 MB bundle and at 1.76x on twelve (32 MB).
+                    imports the pipeline anew (about 20 CPU-seconds, 5 s of wall time more than
+                    local), so it pays off from about 5 MB of LaTeX: on 2 loaded cores it ran at 0.8x
+                    the speed of local on one 2.8 MB bundle, 1.76x on twelve (33 MB) and 1.98x on
+                    37 (about 100 MB: 335 s against 665 s of wall time).
     portable        PortableRunner against a Beam job service (--job_endpoint) with SDK workers from
                     an EXTERNAL worker pool: the way Flink and Spark clusters run Python workers.
     flink           FlinkRunner against a Flink session cluster (--flink_master), Python workers from
@@ -114,6 +115,6 @@ def add_preset_argument(parser) -> None:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="local",
                         help="runner preset (default: local); explicit Beam options override it. "
                              "local: FnApiRunner in-process; local-parallel: one worker process per core, "
-                             "faster only on inputs of tens of MB of LaTeX or more; "
+                             "faster from about 5 MB of LaTeX (2 cores: 0.8x on 2.8 MB, 1.98x on 100 MB); "
                              "portable: job service + EXTERNAL worker pool; flink: FlinkRunner; "
                              "dataflow: DataflowRunner with the project's container")

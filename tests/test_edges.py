@@ -5,6 +5,7 @@ import re
 import pytest
 
 from transforms.corpus import edge_rows, theorem_row
+from transforms.edges import _name_finder
 from transforms.latex.extract import extract_submission
 from transforms.latex.model import Limits, Submission
 from transforms.sources import latex_project
@@ -84,3 +85,13 @@ def test_pfr_blueprint_edges_reproduce_its_uses(shared_corpora):
     assert sum(found.values()) >= 0.98 * len(occurrences)
     assert sum(e["dst_theorem_id"] is not None for e in edges) / len(edges) >= 0.95
     assert sum(t["formal_status"] is not None for t in theorems) >= 150
+
+
+def test_names_in_ascii_text_are_found_as_the_case_insensitive_pattern_finds_them():
+    finder = _name_finder(["Theorem", "Lemma", "Main result"])
+    text = ("By LEMMA 2.3A, lemmas~4 and Theorem B.2 (not xLemma 5, not Lemma 6x7); the main RESULT 1.2b "
+            "and Theorem\n  Q hold.")
+    expected = [(m.group(1), m.group(2)) for m in finder.folded.finditer(text)]
+    assert list(finder.finditer(text)) == expected == [
+        ("LEMMA", "2.3A"), ("lemma", "4"), ("Theorem", "B.2"), ("main RESULT", "1.2b"), ("Theorem", "Q")]
+    assert list(finder.finditer(text + " \u00e9")) == expected          # non-ASCII: the folded pattern

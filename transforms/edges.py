@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Iterator, Optional
 
 from transforms.latex.model import ExtractionResult, Statement
 from transforms.latex.scan import split_top_level
@@ -48,11 +48,35 @@ def with_cited_paper(edge: dict, paper_ids: Iterable[str]) -> dict:
     return {**edge, "dst_paper_id": found[0]} if found else edge
 
 
-def _names_re(display_names: Iterable[str]) -> Optional[re.Pattern]:
+class _NameFinder:
+    """(name, number) of every "Lemma 2.3" naming one of a document's display names, any case.
+
+    ASCII text (nearly all LaTeX) is searched lowered with a case-sensitive pattern, which the
+    regex engine scans by its first characters instead of trying every case-folded alternative at
+    every word; the groups are read from the original text at the same spans. Other text, or
+    non-ASCII names (whose case folding reaches beyond ASCII), use the case-insensitive pattern.
+    """
+
+    def __init__(self, names: list[str]):
+        alternatives = "|".join(map(re.escape, names))
+        self.folded = re.compile(r"\b(" + alternatives + r")s?(?:~|\s)+" + _NUMBER, re.I)
+        self.lowered = None
+        if all(n.isascii() for n in names):
+            number = _NUMBER.replace("[A-Z]", "[a-z]")
+            self.lowered = re.compile(r"\b(" + alternatives.lower() + r")s?(?:~|\s)+" + number)
+
+    def finditer(self, text: str) -> Iterator[tuple[str, str]]:
+        if self.lowered is not None and text.isascii():
+            for m in self.lowered.finditer(text.lower()):
+                yield text[m.start(1):m.end(1)], text[m.start(2):m.end(2)]
+        else:
+            for m in self.folded.finditer(text):
+                yield m.group(1), m.group(2)
+
+
+def _name_finder(display_names: Iterable[str]) -> Optional[_NameFinder]:
     names = sorted({n for n in display_names if n and n[0].isalpha()}, key=len, reverse=True)
-    if not names:
-        return None
-    return re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")s?(?:~|\s)+" + _NUMBER, re.I)
+    return _NameFinder(names) if names else None
 
 
 def formal_fields(st: Statement) -> dict:
@@ -87,7 +111,7 @@ def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str]) -> li
     by_label = {label: t.ordinal for label, t in result.labels.items()
                 if t.kind == "statement" and t.ordinal is not None}
     by_name = {(st.display_name.lower(), st.number): st.ordinal for st in result.statements if st.number}
-    names_re = _names_re(st.display_name for st in result.statements)
+    names = _name_finder(st.display_name for st in result.statements)
     rows: list[dict] = []
     for st in result.statements:
         src = theorem_ids.get(st.ordinal)
@@ -103,11 +127,11 @@ def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str]) -> li
                         label = label.strip()
                         if label and (method == "blueprint" or label in by_label):
                             counts[(method, label)] += 1
-            if names_re is not None:
-                for m in names_re.finditer(_REF_RE.sub(" ", latex)):
-                    ordinal = by_name.get((m.group(1).lower(), m.group(2)))
+            if names is not None:
+                for name, number in names.finditer(_REF_RE.sub(" ", latex)):
+                    ordinal = by_name.get((name.lower(), number))
                     if ordinal is not None:
-                        counts[("name", f"{m.group(1)} {m.group(2)}", ordinal)] += 1
+                        counts[("name", f"{name} {number}", ordinal)] += 1
             for (method, label, *ordinal), count in counts.items():
                 dst_ordinal = ordinal[0] if ordinal else by_label.get(label)
                 if dst_ordinal == st.ordinal:

@@ -19,6 +19,7 @@ from retrieval.search import REPRESENTATIONS
 
 SLACK = 0.01          # shortlist below the threshold too: the index's stored vectors are float32 copies
 MAX_SHORTLIST = 65_536
+RESCORE_QUERIES = 64  # queries whose candidates are re-scored together: at most 64 x 2,000 stored rows read at once
 
 
 class IndexNeighbours:
@@ -67,15 +68,19 @@ class IndexNeighbours:
         `shortlist` or more hits above the floor asks again alone for four times as many."""
         index, floor = self._open(), self.threshold - SLACK
         found = []
-        for query, ids in zip(queries, self._probed(queries)):
-            docs = np.unique(ids[ids >= 0])
-            scores = index.stored(docs) @ query
-            hits = [(int(doc), float(score)) for doc, score in zip(docs, scores) if score >= floor]
-            k = self.shortlist
-            while len(hits) >= k and k < MAX_SHORTLIST:
-                k *= 4
-                hits = [hit for hit in index.search(query, k) if hit[1] >= floor]
-            found.append([self._location(doc) for doc, _ in hits])
+        for start in range(0, len(queries), RESCORE_QUERIES):
+            chunk = queries[start:start + RESCORE_QUERIES]
+            ids = self._probed(chunk)
+            docs = np.unique(ids[ids >= 0])             # one read of the stored vectors for the chunk
+            scores = np.take_along_axis(chunk @ index.stored(docs).T, np.searchsorted(docs, ids), axis=1)
+            above = (ids >= 0) & (scores >= floor)
+            for query, row_ids, row_above in zip(chunk, ids, above):
+                hits = np.unique(row_ids[row_above]).tolist()
+                k = self.shortlist
+                while len(hits) >= k and k < MAX_SHORTLIST:
+                    k *= 4
+                    hits = [doc for doc, score in index.search(query, k) if score >= floor]
+                found.append([self._location(doc) for doc in hits])
         return found
 
 

@@ -1,25 +1,33 @@
 """`thmforge link` throughput in statements per second per core (CPU time of this process).
 
-    nice .venv/bin/python benchmarks/link_throughput.py CORPUS_DIR [--repeat 2]
+    nice .venv/bin/python benchmarks/link_throughput.py CORPUS_DIR [--repeat 2] [--embedding-search exact|index]
+    nice .venv/bin/python benchmarks/link_throughput.py --synthetic 10000 --cache base.npy --embedding-search index
 
 CORPUS_DIR is a build-corpus output (with statement embeddings for the embedding method); it is
 copied to a temporary directory and linked from scratch there (the FnApiRunner in-process, so one
 core does the work). Baseline measured in the same run: reading the statements and computing their
 MinHash signatures in a plain loop, the floor any text linking pays; the ratio says what the Beam
-job (shuffles by LSH band and shard, verification, joins, writing) adds on top.
+job (shuffles by LSH band and shard, verification, joins, writing) adds on top. `--synthetic ROWS`
+links a corpus of embedding-like vectors instead (`benchmarks/search_scale.py`'s, indexed with
+`thmforge index` for `--embedding-search index`): its texts are too short for text linking, so it
+measures the embedding side.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import pathlib
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
+import pyarrow.parquet as pq  # noqa: E402
 from apache_beam.options.pipeline_options import PipelineOptions  # noqa: E402
 
 from pipelines.link import LINKED_DIR, read_statements, run_link  # noqa: E402
@@ -60,17 +68,41 @@ def linked(corpus: pathlib.Path, search: str) -> tuple[dict, float]:
     return record, time.process_time() - started
 
 
+def synthetic(rows: int, cache: pathlib.Path | None, into: pathlib.Path, index: bool) -> pathlib.Path:
+    """A corpus of `rows` embedding-like statements (indexed when `index`)."""
+    from benchmarks.search_scale import write_corpus
+    from benchmarks.synthetic_vectors import real_embeddings
+
+    root = into / "synthetic"
+    write_corpus(root, rows, real_embeddings(2500, cache))
+    for path in (root / "theorems").rglob("*.parquet"):   # its all-null statement vectors do not read back
+        table = pq.read_table(path, columns=[c for c in pq.read_schema(path).names if c != "statement_embedding"])
+        pq.write_table(table.append_column("statement_embedding", table.column("embedding")), path)
+    if index:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+        subprocess.run([sys.executable, "-m", "runners.cli", "index", str(root)], check=True, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return root
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", type=pathlib.Path)
+    parser.add_argument("corpus", type=pathlib.Path, nargs="?")
+    parser.add_argument("--synthetic", type=int, metavar="ROWS", help="link a synthetic corpus of ROWS statements")
+    parser.add_argument("--cache", type=pathlib.Path, help="with --synthetic: cache of the real embeddings (.npy)")
     parser.add_argument("--repeat", type=int, default=2, help="runs of each; the fastest counts")
     parser.add_argument("--embedding-search", choices=("exact", "index"), default="exact",
                         help="embedding candidates by exact scan or from the corpus's vector index")
     args = parser.parse_args()
+    if (args.corpus is None) == (args.synthetic is None):
+        parser.error("give CORPUS_DIR or --synthetic ROWS")
+    made = tempfile.TemporaryDirectory(prefix="link-bench-corpus-") if args.synthetic else None
+    corpus = synthetic(args.synthetic, args.cache, pathlib.Path(made.name), args.embedding_search == "index") \
+        if made else args.corpus
     best_base, best_link, record = float("inf"), float("inf"), {}
     for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="link-bench-") as tmp:
-            copy = _fresh_copy(args.corpus, pathlib.Path(tmp))
+            copy = _fresh_copy(corpus, pathlib.Path(tmp))
             n, base_s = baseline(copy)
             record, link_s = linked(copy, args.embedding_search)
             best_base, best_link = min(best_base, base_s), min(best_link, link_s)
@@ -79,6 +111,8 @@ def main() -> int:
     print(f"baseline (read + MinHash, plain loop): {n / best_base:,.0f} statements/s/core")
     print(f"thmforge link (Beam FnApiRunner, one core): {n / best_link:,.0f} statements/s/core")
     print(f"ratio link / baseline: {best_base / best_link:.2f}")
+    if made:
+        made.cleanup()
     return 0
 
 

@@ -1,13 +1,14 @@
 """The link job: a corpus directory's statements -> `restates` edges (see `transforms.link`).
 
 Incremental: the statements already linked are listed in `_link/` (one file per run); only pairs
-with a statement not yet listed are compared. A run stages its edge files and its list like the
+with a statement not yet listed are compared. A statement whose `llm` request failed is listed with
+`llm_done` false: the next run with an endpoint asks for it again (without comparing it again). A run stages its edge files and its list like the
 corpus job does, then commits them at once and records the thresholds in `manifest.json`.
 """
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import apache_beam as beam
 import numpy as np
@@ -63,16 +64,27 @@ def read_edges(path: str) -> list[dict]:
     return [{**row, **partition} for row in rows]
 
 
-def read_linked(path: str) -> list[str]:
+def read_linked(path: str) -> list[tuple[str, bool]]:
+    """(theorem id, whether its llm edges are done) of one run's list (lists before the column: done)."""
     with FileSystems.open(path) as handle:
-        return pq.read_table(handle, columns=["theorem_id"]).column("theorem_id").to_pylist()
+        table = pq.read_table(handle)
+    done = table.column("llm_done").to_pylist() if "llm_done" in table.column_names else [True] * table.num_rows
+    return list(zip(table.column("theorem_id").to_pylist(), done))
 
 
 def _mark_new(joined):
+    """`new`: never linked (compared for restates, asked for llm edges); `ask`: no run has its llm
+    edges yet (new, or its request failed)."""
     theorem_id, groups = joined
     rows, linked = list(groups["rows"]), list(groups["linked"])
     for row in rows:
-        yield {**row, "new": not linked}
+        yield {**row, "new": not linked, "ask": not any(linked)}
+
+
+def _linked_row(joined) -> Iterator[dict]:
+    _, groups = joined
+    for row in groups["row"]:
+        yield {"theorem_id": row["theorem_id"], "compared": row["new"], "llm_done": not list(groups["failed"])}
 
 
 class _TextKeys(beam.DoFn):
@@ -193,7 +205,8 @@ class EmbeddingRestatements(beam.PTransform):
 
 class _AskDependencies(beam.DoFn):
     """(paper id, its statements) -> `llm` edges from the proofs of its new statements (see
-    `transforms.link_llm`); one `LLMCaller` per worker, requests in flight up to its concurrency."""
+    `transforms.link_llm`); one `LLMCaller` per worker, requests in flight up to its concurrency.
+    The ids of statements whose request failed go to the `failed` output (asked again next run)."""
 
     def __init__(self, config: link_llm.LLMEdgeConfig, group: str):
         self.config = config
@@ -212,28 +225,32 @@ class _AskDependencies(beam.DoFn):
     def teardown(self):
         self.caller.close()
 
-    def _ask(self, statement: dict, paper: list[dict]) -> tuple[list[dict], dict]:
-        """(edges, counts) of one proof; counted by the caller (Beam metrics belong to the bundle's thread)."""
+    def _ask(self, statement: dict, paper: list[dict]) -> tuple[str, list[dict], dict]:
+        """(statement id, edges, counts) of one proof; counted by the caller (Beam metrics belong to
+        the bundle's thread)."""
+        theorem_id = statement["theorem_id"]
         candidates = link_llm.candidates_for(statement, paper)
         if not candidates:
-            return [], {}
+            return theorem_id, [], {}
         answer = self.caller.ask(link_llm.messages(statement, candidates))
         if answer.result is None:
-            return [], {"asked": 1, "failed": 1}
+            return theorem_id, [], {"asked": 1, "failed": 1}
         uses = link_llm.proposals(answer.result.content)
         if uses is None:
-            return [], {"asked": 1, "unparsed": 1}
+            return theorem_id, [], {"asked": 1, "unparsed": 1}
         kept, rejected = link_llm.accepted(statement, candidates, uses)
         edges = [link_llm.edge_row(statement, target, evidence, self.group) for target, evidence in kept]
-        return edges, {"asked": 1, "proposed": len(uses), "kept": len(kept), "rejected": rejected}
+        return theorem_id, edges, {"asked": 1, "proposed": len(uses), "kept": len(kept), "rejected": rejected}
 
     def process(self, element):
         _, rows = element
         paper = list(rows)
-        asked = [r for r in paper if r["new"] and link_llm.proof_of(r)]
-        for edges, counts in self.caller.map(lambda statement: self._ask(statement, paper), asked):
+        asked = [r for r in paper if r["ask"] and link_llm.proof_of(r)]
+        for theorem_id, edges, counts in self.caller.map(lambda statement: self._ask(statement, paper), asked):
             for name, value in counts.items():
                 self.counters[name].inc(value)
+            if counts.get("failed"):
+                yield beam.pvalue.TaggedOutput("failed", theorem_id)
             yield from edges
 
 
@@ -281,8 +298,7 @@ class LinkStatements(beam.PTransform):
                 | "SpreadFiles" >> beam.Reshuffle()
                 | "ReadStatements" >> beam.FlatMap(read_statements, cfg.output, self.llm is not None))
         linked = (pbegin | "LinkedFiles" >> beam.Create(self.linked_files)
-                  | "ReadLinked" >> beam.FlatMap(read_linked)
-                  | "LinkedById" >> beam.Map(lambda theorem_id: (theorem_id, True)))
+                  | "ReadLinked" >> beam.FlatMap(read_linked))
         statements = ({"rows": rows | "RowsById" >> beam.Map(lambda r: (r["theorem_id"], r)), "linked": linked}
                       | "JoinLinked" >> beam.CoGroupByKey()
                       | "MarkNew" >> beam.FlatMap(_mark_new))
@@ -294,17 +310,25 @@ class LinkStatements(beam.PTransform):
         edges = [_edges(pairs, by_id, method, cfg.group)
                  for method, pairs in (("text", text), ("embedding", embedding))]
         edges.append(statements | "Earlier" >> KeepCurrentEdges(self.earlier_edge_files))
+        failed = pbegin | "NoneFailed" >> beam.Create([])
         if self.llm is not None:
-            edges.append(statements
-                         | "ByPaper" >> beam.Map(lambda r: (r["paper_id"], r))
-                         | "Papers" >> beam.GroupByKey()
-                         | "AskDependencies" >> beam.ParDo(_AskDependencies(self.llm, cfg.group)))
+            asked = (statements
+                     | "ByPaper" >> beam.Map(lambda r: (r["paper_id"], r))
+                     | "Papers" >> beam.GroupByKey()
+                     | "AskDependencies" >> beam.ParDo(_AskDependencies(self.llm, cfg.group)).with_outputs(
+                         "failed", main="edges"))
+            edges.append(asked.edges)
+            failed = asked.failed
         staged = staging.staging_dir(cfg.output)
-        newly_linked = (statements | "NewOnes" >> beam.Filter(lambda r: r["new"])
-                        | "NewIds" >> beam.Map(lambda r: r["theorem_id"]))
+        asking = self.llm is not None      # without an endpoint, a failed request stays pending
+        linked_now = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"] or asking and r["ask"])
+                      | "LinkedNowById" >> beam.Map(lambda r: (r["theorem_id"], r)))
+        linked_rows = ({"row": linked_now, "failed": failed | "FailedById" >> beam.Map(lambda i: (i, None))}
+                       | "JoinFailed" >> beam.CoGroupByKey()
+                       | "LinkedRows" >> beam.FlatMap(_linked_row))
         return {
             "edges": (edges | "AllEdges" >> beam.Flatten() | "WriteEdges" >> WriteTable(EDGES, staged)),
-            "linked": (newly_linked | "AllNew" >> beam.combiners.ToList()
+            "linked": (linked_rows | "AllLinked" >> beam.combiners.ToList()
                        | "WriteLinked" >> beam.Map(_write_linked, files.join(staged, LINKED_DIR, cfg.group))),
         }
 
@@ -314,15 +338,18 @@ def _edges(pairs, by_id, method: str, group: str):
             | f"{method.capitalize()}Edges" >> beam.FlatMap(lambda p: link.edge_rows(p[2], p[3], method, group)))
 
 
-def _linked_table(theorem_ids: list[str]) -> bytes:
+_LINKED_SCHEMA = pa.schema([("theorem_id", pa.string()), ("compared", pa.bool_()), ("llm_done", pa.bool_())])
+
+
+def _linked_table(rows: list[dict]) -> bytes:
     sink = pa.BufferOutputStream()
-    pq.write_table(pa.table({"theorem_id": pa.array(sorted(theorem_ids), pa.string())}), sink)
+    pq.write_table(pa.Table.from_pylist(sorted(rows, key=lambda r: r["theorem_id"]), _LINKED_SCHEMA), sink)
     return sink.getvalue().to_pybytes()
 
 
-def _write_linked(theorem_ids: list[str], path: str) -> int:
-    files.write_bytes(path + ".parquet", _linked_table(theorem_ids))
-    return len(theorem_ids)
+def _write_linked(rows: list[dict], path: str) -> int:
+    files.write_bytes(path + ".parquet", _linked_table(rows))
+    return len(rows)
 
 
 def next_group(output: str) -> str:
@@ -369,7 +396,8 @@ def run_link(config: link.LinkConfig, options: PipelineOptions, neighbours: Opti
     result = pipeline.run()
     result.wait_until_finish()
     staged = staging.staging_dir(config.output)
-    newly_linked = staging.read_columns(files.list_files(files.join(staged, LINKED_DIR), ".parquet"), ["theorem_id"])
+    newly_linked = staging.read_columns(files.list_files(files.join(staged, LINKED_DIR), ".parquet"),
+                                        list(_LINKED_SCHEMA.names))
     plan = staging.plan_commit(config.output, [config.group, *earlier_groups],
                                manifests.committed_relative(config.output, previous))
     locate = staging.plan_locator(config.output, plan)
@@ -378,7 +406,7 @@ def run_link(config: link.LinkConfig, options: PipelineOptions, neighbours: Opti
                                               ["relation", "method", "bundle"])]
     restates = [r for r in linked if r["relation"] == "restates"]
     record = {**config.manifest(), "runs": len(linked_files) + 1, "statements": n_statements,
-              "statements_compared": len(newly_linked),
+              "statements_compared": sum(1 for r in newly_linked if r["compared"]),
               "edges_written": sum(1 for r in restates if r["bundle"] == config.group),
               "edges_total": len(restates), "stale_edges_removed": _count_rows(earlier_edges) - sum(
                   1 for r in linked if r["bundle"] != config.group),
@@ -388,9 +416,10 @@ def run_link(config: link.LinkConfig, options: PipelineOptions, neighbours: Opti
         counts = {name.split("/llm_", 1)[1]: value for name, value in metric_totals(result).items()
                   if name.startswith(f"{METRICS_NAMESPACE}/llm_")}
         record["llm"] = {**llm.manifest(), **counts,
-                         "edges_written": sum(1 for r in linked if r["method"] == "llm" and r["bundle"] == config.group)}
+                         "edges_written": sum(1 for r in linked if r["method"] == "llm" and r["bundle"] == config.group),
+                         "to_retry": sum(1 for r in newly_linked if not r["llm_done"])}
     manifest = {**previous, "files": plan["files"], "commit": plan["stats"], "link": record}
     manifests.commit_generation(config.output, plan, manifest)
     files.write_bytes(files.join(config.output, LINKED_DIR, f"linked-{config.group}.parquet"),
-                      _linked_table([r["theorem_id"] for r in newly_linked]))
+                      _linked_table(newly_linked))
     return record

@@ -15,7 +15,7 @@ from typing import Optional
 
 import duckdb
 
-from schemas import ALL_TABLES, CORPUS_TABLES, THEOREMS, Table, theorems_table
+from schemas import ALL_TABLES, CORPUS_TABLES, EDGES, THEOREMS, Table, theorems_table
 from schemas.errors import UsageError
 
 
@@ -80,20 +80,46 @@ def output_root(path: str) -> pathlib.Path:
     return root
 
 
+_DOI = r"10\.\d{4,9}/[^\s,;]+"      # as `transforms.edges.doi_keys` finds them: lowercased, no trailing dot
+
+
+def edges_view_sql(stored: str) -> str:
+    """The `edges` view over the query of the stored rows: a cite edge whose DOI names no corpus
+    paper when it was written gets `dst_paper_id` from a paper carrying that DOI now (one that
+    arrived in a later run), the first id when several do, as the corpus job joins them."""
+    return f"""CREATE OR REPLACE VIEW {EDGES.name} AS
+        WITH stored AS ({stored}),
+        paper_dois AS (
+            SELECT doi_key, min(paper_id) AS paper_id FROM (
+                SELECT paper_id, rtrim(lower(unnest(regexp_extract_all(doi, '{_DOI}'))), '.') AS doi_key FROM papers)
+            GROUP BY doi_key)
+        SELECT stored.* REPLACE (coalesce(stored.dst_paper_id, paper_dois.paper_id) AS dst_paper_id)
+        FROM stored LEFT JOIN paper_dois
+          ON stored.relation = 'cites' AND stored.dst_paper_id IS NULL
+         AND rtrim(lower(regexp_extract(stored.dst_doi, '{_DOI}')), '.') = paper_dois.doi_key"""
+
+
+def _view_sql(table: Table, root: pathlib.Path, listed: Optional[list[str]]) -> str:
+    if table.name == EDGES.name:
+        return edges_view_sql(table.select_sql(str(root), listed))
+    return table.view_sql(str(root), listed)
+
+
 def create_views(con: duckdb.DuckDBPyConnection, root: pathlib.Path, dim: int, manifest: dict) -> list[str]:
     """Create one view per table; corpus tables always exist (empty when absent), others only with files.
 
     A table the manifest governs is read from exactly the files it names, so a reader never sees
-    files of a generation that is being committed or was dropped."""
+    files of a generation that is being committed or was dropped. `edges` resolves cited DOIs
+    against the papers of now (see `edges_view_sql`)."""
     created = []
     for table in ALL_TABLES:
         if table.name == THEOREMS.name:
             table = theorems_table(dim)
         listed = committed_files(root, manifest, table)
         if listed:
-            con.execute(table.view_sql(str(root), listed))
+            con.execute(_view_sql(table, root, listed))
         elif listed is None and _has_files(root, table):
-            con.execute(table.view_sql(str(root)))
+            con.execute(_view_sql(table, root, None))
         elif table in CORPUS_TABLES or table.name == THEOREMS.name:
             con.execute(table.empty_view_sql())
         else:

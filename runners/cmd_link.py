@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
           f"{record['edges_written']} restates edges written ({record['edges_total']} in all)", file=sys.stderr)
     if llm is not None:
         counts = record["llm"]
-        print(f"thmforge link: llm: {counts.get('asked', 0)} proofs asked, {counts.get('failed', 0)} failed, "
+        print(f"thmforge link: llm: {counts.get('asked', 0)} proofs asked, {counts.get('failed', 0)} failed (asked again next run), "
               f"{counts.get('unparsed', 0)} unreadable answers, {counts['edges_written']} uses edges written "
               f"({counts.get('rejected', 0)} proposals rejected: unknown statement or evidence not in the proof)",
               file=sys.stderr)

@@ -70,6 +70,10 @@ class Table:
     def view_sql(self, root: str, files: Optional[Sequence[str]] = None) -> str:
         """DuckDB DDL of a view over `root/<name>/**/*.parquet`, or over exactly `files` (the
         committed generation), with Hive partitions typed from the schema."""
+        return f"CREATE OR REPLACE VIEW {self.name} AS {self.select_sql(root, files)}"
+
+    def select_sql(self, root: str, files: Optional[Sequence[str]] = None) -> str:
+        """The query of `view_sql`: the table's columns as written."""
         if files is None:
             path = "'" + f"{root.rstrip('/')}/{self.name}/**/*.parquet".replace("'", "''") + "'"
         else:
@@ -82,7 +86,7 @@ class Table:
         else:
             source = f"read_parquet({path}, hive_partitioning = false, union_by_name = true)"
         select = ", ".join(_select_expr(f) for f in self.schema)
-        return f"CREATE OR REPLACE VIEW {self.name} AS SELECT {select} FROM {source}"
+        return f"SELECT {select} FROM {source}"
 
     def empty_view_sql(self) -> str:
         """A typed, empty view for a table that has no files yet (so queries still bind)."""

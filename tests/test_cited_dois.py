@@ -6,6 +6,7 @@ import tarfile
 
 import duckdb
 
+from retrieval.catalog import open_catalog
 from runners.cli import main
 from transforms.edges import doi_keys
 
@@ -71,3 +72,30 @@ def test_dois_of_this_run_and_of_committed_papers_give_the_cited_paper(tmp_path)
 def test_doi_keys_are_lowercased_and_split():
     assert doi_keys("10.1000/ABC.1 10.2000/x-y.") == ["10.1000/abc.1", "10.2000/x-y"]
     assert doi_keys(None) == [] and doi_keys("not a doi") == []
+
+
+def test_a_cited_paper_arriving_in_a_later_run_is_resolved_by_the_edges_view(tmp_path):
+    """The citing paper is built first (its cite edge's DOI names no paper yet and stays null in the
+    Parquet); the cited paper arrives in a later run: `thmforge sql` and the DuckDB export resolve it."""
+    out = tmp_path / "out"
+    args = ["build-corpus", "--embed-model", "none", "--no-progress", "--output", str(out)]
+    metadata = _metadata(tmp_path / "metadata.json", {"2202.00003": None, "2203.00004": "10.5555/Later.4"})
+    assert main([*args, "--input", _bundle(tmp_path / "arXiv_src_2202_001.tar", [("2202.00003", "10.5555/LATER.4.")]),
+                 "--metadata", metadata]) == 0
+    assert main([*args, "--input", _bundle(tmp_path / "arXiv_src_2203_001.tar", [("2203.00004", "10.5555/none.0")]),
+                 "--metadata", metadata]) == 0
+    assert ("arxiv:2202.00003", "a", "10.5555/later.4", None) in _cites(out)       # as written: unresolved
+
+    query = "SELECT paper_id, cite_key, dst_paper_id FROM edges WHERE relation = 'cites' ORDER BY ALL"
+    wanted = [("arxiv:2202.00003", "a", "arxiv:2203.00004"), ("arxiv:2202.00003", "b", None),
+              ("arxiv:2203.00004", "a", None), ("arxiv:2203.00004", "b", None)]
+    catalog = open_catalog(str(out))
+    assert catalog.con.execute(query).fetchall() == wanted
+    assert catalog.con.execute("SELECT count(*) FROM edges").fetchone()[0] == len(_all_edges(out))
+    assert main(["export", str(out), "--format", "duckdb", "--output", str(tmp_path / "corpus.duckdb")]) == 0
+    with duckdb.connect(str(tmp_path / "corpus.duckdb"), read_only=True) as exported:
+        assert exported.execute(query).fetchall() == wanted
+
+
+def _all_edges(out):
+    return duckdb.sql(f"SELECT * FROM read_parquet('{out}/edges/**/*.parquet', hive_partitioning = true)").fetchall()

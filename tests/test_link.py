@@ -91,6 +91,20 @@ def test_embedding_pairs_keep_other_papers_above_threshold_once():
     assert np.allclose(np.linalg.norm(link.unit_rows([[3, 4]]), axis=1), 1)
 
 
+def test_queries_scored_in_blocks_give_the_pairs_of_one_matrix():
+    """The exact scan scores new statements a block at a time (memory bound); the pairs do not change."""
+    rng = np.random.default_rng(5)
+    centers = rng.standard_normal((8, 12))
+    vectors = centers[rng.integers(0, 8, 300)] + 0.4 * rng.standard_normal((300, 12))
+    corpus = [{"theorem_id": f"t{i:03d}", "paper_id": f"p{i // 4}", "new": i % 3 == 0, "vector": v.tolist()}
+              for i, v in enumerate(vectors)]
+    queries = [r for r in corpus if r["new"]]
+    whole = [(q["theorem_id"], c["theorem_id"], s) for q, c, s in link.cosine_pairs(corpus, queries, 0.8, block=len(queries))]
+    blocked = [(q["theorem_id"], c["theorem_id"], s) for q, c, s in link.cosine_pairs(corpus, queries, 0.8, block=7)]
+    assert len(whole) > 100 and [p[:2] for p in blocked] == [p[:2] for p in whole]
+    assert np.allclose([p[2] for p in blocked], [p[2] for p in whole], atol=1e-6)   # BLAS rounding only
+
+
 def _edge_ids(out):
     return duckdb.sql(f"""
         SELECT e.src_theorem_id, e.dst_theorem_id, e.method, t.theorem_id IS NOT NULL AND d.theorem_id IS NOT NULL

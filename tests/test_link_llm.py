@@ -89,6 +89,47 @@ def test_an_endpoint_that_keeps_failing_is_counted_and_the_exit_code_says_so(tmp
     assert "1 failed" in capsys.readouterr().err
 
 
+SECOND = r"""\begin{theorem}\label{thm:count} Every orbit has size dividing the order of the group. \end{theorem}
+\begin{proof} By counting cosets, the orbit-stabiliser formula gives it. \end{proof}
+\end{document}
+"""
+
+
+def refuse_counting(request: dict) -> str:
+    """A server that fails (500) the request for the proof "By counting cosets" and answers the rest."""
+    if "Proof: By counting" in request["messages"][-1]["content"]:
+        raise RuntimeError("injected failure")
+    return answer(request)
+
+
+def test_a_failed_request_is_asked_again_next_run_and_only_it(tmp_path, capsys):
+    folder = tmp_path / "orbits"
+    folder.mkdir()
+    (folder / "orbits.tex").write_text(PAPER.replace("\\end{document}\n", SECOND))
+    out = tmp_path / "out"
+    assert main(["build-corpus", "--source", "latex-project", "--input", str(folder), "--embed-model", "none",
+                 "--no-progress", "--output", str(out)]) == 0
+    ask = ["link", str(out), "--llm-model", "m", "--llm-max-attempts", "1", "--llm-endpoint"]
+    with ChatServer(respond=refuse_counting) as server:
+        assert main([*ask, server.url]) == 1
+        assert len(server.requests) == 2
+    record = json.loads((out / "manifest.json").read_text())["link"]
+    assert (record["llm"]["failed"], record["llm"]["to_retry"], record["statements_compared"]) == (1, 1, 4)
+    assert {(s, d) for s, d, *_ in _llm_edges(out)} == {("thm:fixed", "lem:bound"), ("thm:fixed", "lem:index")}
+    with ChatServer(respond=answer) as server:    # only the failed proof is asked; nothing compared again
+        assert main([*ask, server.url]) == 0
+        assert [r["messages"][-1]["content"].count("Proof: By counting") for r in server.requests] == [1]
+    record = json.loads((out / "manifest.json").read_text())["link"]
+    assert (record["llm"].get("failed", 0), record["llm"]["to_retry"], record["statements_compared"]) == (0, 0, 0)
+    assert {(s, d) for s, d, *_ in _llm_edges(out)} == {
+        ("thm:fixed", "lem:bound"), ("thm:fixed", "lem:index"), ("thm:count", "lem:index")}
+    with ChatServer(respond=answer) as server:    # all settled: nothing asked
+        assert main([*ask, server.url]) == 0
+        assert server.requests == []
+    assert len(_llm_edges(out)) == 3
+    assert "asked again next run" in capsys.readouterr().err
+
+
 def test_without_an_endpoint_no_llm_is_asked(tmp_path):
     out = _build(tmp_path)
     assert main(["link", str(out)]) == 0

@@ -26,6 +26,7 @@ NUM_PERM = 128
 BANDS = 16                      # 16 bands of 8 rows: a pair at Jaccard 0.8 is a candidate with p ~ 0.95
 MIN_TOKENS = 8                  # shorter statements ("Let $x$ be real.") are too generic to match by text
 MAX_BUCKET = 500                # a band shared by more statements is boilerplate, not a restatement
+QUERY_BLOCK = 2048              # new statements scored at once against a shard: 2,048 x 20,000 float32 = 160 MB
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.S)
 _MATH_TOKEN = re.compile(r"\\[A-Za-z]+|[A-Za-z]|\d+|\S")
@@ -135,16 +136,21 @@ def unit_rows(vectors: Iterable) -> np.ndarray:
     return matrix / np.where(norms == 0, 1, norms)
 
 
-def cosine_pairs(corpus: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[dict, dict, float]]:
+def cosine_pairs(corpus: list[dict], queries: list[dict], threshold: float,
+                 block: int = QUERY_BLOCK) -> Iterator[tuple[dict, dict, float]]:
     """(query, corpus statement, cosine) for every pair of different papers at or above `threshold`,
-    decided on the full-precision vectors."""
+    decided on the full-precision vectors. Queries are scored `block` at a time, so memory stays
+    at one block x corpus score matrix however many statements are new."""
     if not corpus or not queries:
         return
-    scores = unit_rows(q["vector"] for q in queries) @ unit_rows(c["vector"] for c in corpus).T
-    for qi, ci in zip(*np.nonzero(scores >= threshold)):
-        query, found = queries[qi], corpus[ci]
-        if query["paper_id"] != found["paper_id"]:
-            yield query, found, float(scores[qi, ci])
+    found_matrix = unit_rows(c["vector"] for c in corpus).T
+    for start in range(0, len(queries), block):
+        chunk = queries[start:start + block]
+        scores = unit_rows(q["vector"] for q in chunk) @ found_matrix
+        for qi, ci in zip(*np.nonzero(scores >= threshold)):
+            query, found = chunk[qi], corpus[ci]
+            if query["paper_id"] != found["paper_id"]:
+                yield query, found, float(scores[qi, ci])
 
 
 def embedding_pairs(corpus: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[str, str, float]]:

@@ -1,15 +1,15 @@
 """Trial of contrastive domain adaptation: fine-tune the embedding model on pairs found in the tuning projects.
 
   .venv/bin/python benchmarks/tune_embeddings.py --corpus out/evalset-corpus --output /tmp/tuned-minilm \
-      [--steps 60 --batch 16 --seconds 300]
+      [--steps 110 --batch 32 --seconds 900 --train-length 128]
   .venv/bin/python benchmarks/retrieval_quality.py --corpus out/evalset-corpus --model \
-      sentence-transformers/all-MiniLM-L6-v2 /tmp/tuned-minilm --template context-v1 --max-queries 40 --max-statements 400
+      sentence-transformers/all-MiniLM-L6-v2 /tmp/tuned-minilm --template context-v1 --max-queries 60 --max-statements 600
 
 Pairs come from the tuning projects only (`build_evalsets.HELD_OUT` excluded): a statement's title
 with the statement's `context-v1` text without its title, and a section's title with the text of up
 to three of its statements without that section in their path. Loss: in-batch negatives
-(sentence-transformers' MultipleNegativesRankingLoss), on CPU, stopped after `--steps` steps or
-`--seconds`, whichever comes first. The directory written is a sentence-transformers model that
+(sentence-transformers' MultipleNegativesRankingLoss), on CPU, texts cut to `--train-length` tokens
+while training, stopped after `--steps` steps or `--seconds`, whichever comes first. The directory written is a sentence-transformers model that
 `build-corpus --embed-model PATH` and `retrieval_quality.py --model PATH` accept. This is a
 measurement, not a pipeline stage: `thmforge tune-embeddings` exists only if it improves the
 held-out sets (see retrieval/evalsets/README.md).
@@ -61,14 +61,17 @@ def main() -> None:
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--output", required=True, help="model directory to write")
     parser.add_argument("--model", default=DEFAULT_MODEL)
-    parser.add_argument("--steps", type=int, default=60)
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--seconds", type=float, default=300.0, help="stop training after this long")
+    parser.add_argument("--steps", type=int, default=110, help="about one epoch of the tuning pairs at batch 32")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=900.0, help="stop training after this long")
     parser.add_argument("--lr", type=float, default=2e-5)
+    parser.add_argument("--train-length", type=int, default=128,
+                        help="tokens per text while training (the saved model keeps its own limit)")
     args = parser.parse_args()
 
     import torch
-    from sentence_transformers import SentenceTransformer, losses
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import losses
 
     con = open_catalog(args.corpus).con
     rows = rows_of(con, """SELECT t.theorem_id, t.paper_id, t.ordinal, t.kind, t.title, t.display_name, t.number,
@@ -79,13 +82,14 @@ def main() -> None:
     random.Random(0).shuffle(pairs)
     torch.manual_seed(0)
     model = SentenceTransformer(resolve_model_path(args.model), device="cpu")
+    saved_length, model.max_seq_length = model.max_seq_length, min(model.max_seq_length, args.train_length)
     loss = losses.MultipleNegativesRankingLoss(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     model.train()
-    start, step = time.perf_counter(), 0
+    start, cpu, step = time.perf_counter(), time.process_time(), 0
     while step < args.steps and time.perf_counter() - start < args.seconds:
         batch = [pairs[(step * args.batch + i) % len(pairs)] for i in range(args.batch)]
-        features = [model.tokenize([q for q, _ in batch]), model.tokenize([d for _, d in batch])]
+        features = [model.preprocess([q for q, _ in batch]), model.preprocess([d for _, d in batch])]
         value = loss(features, None)
         optimizer.zero_grad()
         value.backward()
@@ -94,9 +98,10 @@ def main() -> None:
         if step % 10 == 0:
             print(f"step {step}: loss {value.item():.3f} ({time.perf_counter() - start:.0f}s)", flush=True)
     model.eval()
+    model.max_seq_length = saved_length
     model.save(args.output)
     print(f"{len(pairs)} pairs from tuning projects; {step} steps x {args.batch} in "
-          f"{time.perf_counter() - start:.0f}s -> {args.output}")
+          f"{time.perf_counter() - start:.0f}s, {time.process_time() - cpu:.0f} CPU-s -> {args.output}")
 
 
 if __name__ == "__main__":

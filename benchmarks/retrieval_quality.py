@@ -35,6 +35,7 @@ from retrieval.rerank import rerank_by_agreement  # noqa: E402
 from retrieval.search import FUSION_DEPTH, Searcher, fuse  # noqa: E402
 from transforms.embed.config import default_prompts  # noqa: E402
 from transforms.embed.encoder import DEFAULT_MODEL, Encoder, EncoderConfig  # noqa: E402
+from transforms.describe.records import PAPER_TITLE_KEY  # noqa: E402
 from transforms.embed.representation import CONTEXT, TEMPLATES, representation_text  # noqa: E402
 
 EVALSETS = REPO / "retrieval" / "evalsets"
@@ -63,6 +64,8 @@ def corpus_rows(searcher: Searcher) -> list[dict]:
         GROUP BY ALL ORDER BY c.doc""")
     columns = [d[0] for d in cursor.description]
     rows = [dict(zip(columns, values)) for values in cursor.fetchall()]
+    for row in rows:                       # the key the embed stage's context template reads the paper title from
+        row[PAPER_TITLE_KEY] = row["paper_title"]
     assert [r["doc"] for r in rows] == list(range(len(rows))), "search_corpus docs are dense"
     return rows
 

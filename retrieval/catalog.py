@@ -11,7 +11,7 @@ import json
 import pathlib
 import shutil
 import tempfile
-from typing import Optional
+from typing import Collection, Optional
 
 import duckdb
 
@@ -99,10 +99,23 @@ def edges_view_sql(stored: str) -> str:
          AND rtrim(lower(regexp_extract(stored.dst_doi, '{_DOI}')), '.') = paper_dois.doi_key"""
 
 
-def _view_sql(table: Table, root: pathlib.Path, listed: Optional[list[str]]) -> str:
+def _view_sql(table: Table, root: pathlib.Path, listed: Optional[list[str]], missing: Collection[str] = ()) -> str:
     if table.name == EDGES.name:
-        return edges_view_sql(table.select_sql(str(root), listed))
-    return table.view_sql(str(root), listed)
+        return edges_view_sql(table.select_sql(str(root), listed, missing))
+    return table.view_sql(str(root), listed, missing)
+
+
+def _create_view(con: duckdb.DuckDBPyConnection, table: Table, root: pathlib.Path, listed: Optional[list[str]]) -> None:
+    """The table's view; a column the schema gained after these files were written reads as NULL, so a
+    corpus built by an older thmforge stays readable."""
+    try:
+        con.execute(_view_sql(table, root, listed))
+    except duckdb.BinderException:
+        stored = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {table.source_sql(str(root), listed)}").fetchall()}
+        missing = [column for column in table.columns if column not in stored]
+        if not missing:
+            raise
+        con.execute(_view_sql(table, root, listed, missing))
 
 
 def create_views(con: duckdb.DuckDBPyConnection, root: pathlib.Path, dim: int, manifest: dict) -> list[str]:
@@ -117,9 +130,9 @@ def create_views(con: duckdb.DuckDBPyConnection, root: pathlib.Path, dim: int, m
             table = theorems_table(dim)
         listed = committed_files(root, manifest, table)
         if listed:
-            con.execute(_view_sql(table, root, listed))
+            _create_view(con, table, root, listed)
         elif listed is None and _has_files(root, table):
-            con.execute(_view_sql(table, root, None))
+            _create_view(con, table, root, None)
         elif table in CORPUS_TABLES or table.name == THEOREMS.name:
             con.execute(table.empty_view_sql())
         else:

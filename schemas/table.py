@@ -7,7 +7,7 @@ stored inside the Parquet files; `file_schema` is what a writer puts in each fil
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Collection, Iterable, Mapping, Optional, Sequence
 
 import pyarrow as pa
 
@@ -67,13 +67,20 @@ class Table:
                 raise KeyError(f"{self.name}: unknown columns {sorted(extra)}")
         return pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
 
-    def view_sql(self, root: str, files: Optional[Sequence[str]] = None) -> str:
+    def view_sql(self, root: str, files: Optional[Sequence[str]] = None, missing: Collection[str] = ()) -> str:
         """DuckDB DDL of a view over `root/<name>/**/*.parquet`, or over exactly `files` (the
         committed generation), with Hive partitions typed from the schema."""
-        return f"CREATE OR REPLACE VIEW {self.name} AS {self.select_sql(root, files)}"
+        return f"CREATE OR REPLACE VIEW {self.name} AS {self.select_sql(root, files, missing)}"
 
-    def select_sql(self, root: str, files: Optional[Sequence[str]] = None) -> str:
-        """The query of `view_sql`: the table's columns as written."""
+    def select_sql(self, root: str, files: Optional[Sequence[str]] = None, missing: Collection[str] = ()) -> str:
+        """The query of `view_sql`: the table's columns as written; the `missing` ones (added to the
+        schema after the files were written) read as typed NULLs."""
+        select = ", ".join(f"CAST(NULL AS {duckdb_type(f.type)}) AS {f.name}" if f.name in missing
+                           else _select_expr(f) for f in self.schema)
+        return f"SELECT {select} FROM {self.source_sql(root, files)}"
+
+    def source_sql(self, root: str, files: Optional[Sequence[str]] = None) -> str:
+        """The `read_parquet(...)` of the table's files, Hive partitions typed from the schema."""
         if files is None:
             path = "'" + f"{root.rstrip('/')}/{self.name}/**/*.parquet".replace("'", "''") + "'"
         else:
@@ -82,11 +89,8 @@ class Table:
             types = ", ".join(
                 f"'{c}': '{duckdb_type(self.schema.field(c).type)}'" for c in self.partition_by
             )
-            source = f"read_parquet({path}, hive_partitioning = true, hive_types = {{{types}}}, union_by_name = true)"
-        else:
-            source = f"read_parquet({path}, hive_partitioning = false, union_by_name = true)"
-        select = ", ".join(_select_expr(f) for f in self.schema)
-        return f"SELECT {select} FROM {source}"
+            return f"read_parquet({path}, hive_partitioning = true, hive_types = {{{types}}}, union_by_name = true)"
+        return f"read_parquet({path}, hive_partitioning = false, union_by_name = true)"
 
     def empty_view_sql(self) -> str:
         """A typed, empty view for a table that has no files yet (so queries still bind)."""

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import pyarrow.parquet as pq
 import pytest
 
 from retrieval.catalog import open_catalog
@@ -197,3 +198,18 @@ def test_a_corpus_on_an_object_store_equals_the_local_corpus(clean_run, memory):
     manifest = manifests.read_manifest(output)
     assert manifest["counts"] == manifests.read_manifest(clean_run)["counts"]
 
+
+
+def test_a_corpus_written_before_a_column_existed_reads_that_column_as_null(tmp_path):
+    output = str(tmp_path / "older")
+    commit_helpers.stage(output, _generation(1))
+    commit_helpers.commit(output, ["arXiv_src_2101_001", "arXiv_src_2102_001"])
+    theorem_files = files.list_files(files.join(output, THEOREMS.name), ".parquet")
+    for path in theorem_files:                      # as an older thmforge wrote them: no proof_text column
+        pq.write_table(pq.read_table(path).drop_columns(["proof_text"]), path)
+    catalog = open_catalog(output)
+    try:
+        assert catalog.con.execute("SELECT count(*), count(proof_text) FROM theorems").fetchone() == (12, 0)
+        assert catalog.con.execute("SELECT count(*) FROM papers").fetchone() == (6,)
+    finally:
+        catalog.con.close()

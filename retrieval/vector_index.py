@@ -7,8 +7,9 @@ Layout (written by `retrieval.index_job`, read by `VectorIndex`):
 and per representation, under DIR/index/<representation>/:
   index.json          the encoded shards, the dimension and the current merged index's name
   quantizer.index     faiss IVF-PQ, trained on a sample and empty: every shard encodes with it
-  shards/<base>/      one per theorems Parquet file: `ivf.index` (its vectors' PQ codes, ids = doc
-                      ids) and `vectors.npy` (its rows' unit vectors, float32, zeros where none)
+  shards/<base>/      one per theorems Parquet file: `lists.ivl` (its vectors' inverted lists: PQ
+                      codes and ids = doc ids, without the quantizer, which is stored once) and
+                      `vectors.npy` (its rows' unit vectors, float32, zeros where none)
   merged-<n>.index    the shards' inverted lists merged (faiss `merge_ondisk`) into one on-disk
   merged-<n>.ivfdata  index, memory-mapped at search time
 
@@ -37,6 +38,8 @@ SEARCH_DB = "search.duckdb"
 MANIFEST = "index.json"
 QUANTIZER = "quantizer.index"
 SHARDS = "shards"
+SHARD_LISTS = "lists.ivl"   # a shard's inverted lists (faiss `write_InvertedLists`)
+SHARD_FORMAT = 2            # manifests of older shards (a full index per shard) are re-encoded
 PQ_BYTES = 48               # bytes per vector in the shortlist's codes (384 floats: 8 dims a byte)
 MAX_LISTS = 4096
 TRAIN_PER_LIST = 64         # k-means sample: faiss warns under 39 points a centroid
@@ -120,8 +123,8 @@ def pq_bytes(dim: int) -> int:
 
 
 def encode_shard(quantizer: bytes, path: str, column: str, base: int) -> tuple[bytes, np.ndarray, int]:
-    """(serialized IVF index of the file's vectors with ids base + row, its rows' unit vectors with
-    zeros where a row has none, rows encoded)."""
+    """(serialized inverted lists of the file's vectors with ids base + row: codes and ids only,
+    its rows' unit vectors with zeros where a row has none, rows encoded)."""
     import faiss
     import pyarrow.parquet as pq
 
@@ -135,17 +138,29 @@ def encode_shard(quantizer: bytes, path: str, column: str, base: int) -> tuple[b
             raise ValueError(f"{path}: {matrix.shape[1]}-d vectors, the index holds {index.d}-d")
         stored[present] = matrix
         index.add_with_ids(matrix, (present + base).astype(np.int64))
-    return faiss.serialize_index(index).tobytes(), stored, len(present)
+    writer = faiss.VectorIOWriter()
+    faiss.write_InvertedLists(index.invlists, writer)
+    return faiss.vector_to_array(writer.data).tobytes(), stored, len(present)
 
 
 def merge_shards(directory: pathlib.Path, shard_bases: list[int], name: str) -> None:
-    """Merge the shards' inverted lists into `name`.index / `name`.ivfdata under `directory`."""
+    """Merge the shards' inverted lists into `name`.index / `name`.ivfdata under `directory` (the
+    shards are memory-mapped, not loaded: memory stays independent of the corpus)."""
     import faiss
-    from faiss.contrib.ondisk import merge_ondisk
 
     index = faiss.read_index(str(directory / QUANTIZER))
-    merge_ondisk(index, [str(directory / SHARDS / str(b) / "ivf.index") for b in shard_bases],
-                 str(directory / f"{name}.ivfdata"))
+    shard_lists = faiss.InvertedListsPtrVector()
+    kept = []       # the Python proxies own the C++ lists: keep them alive until merged
+    for base in shard_bases:
+        lists = faiss.read_InvertedLists(faiss.FileIOReader(str(directory / SHARDS / str(base) / SHARD_LISTS)),
+                                         faiss.IO_FLAG_MMAP)
+        kept.append(lists)
+        shard_lists.push_back(lists)
+    merged = faiss.OnDiskInvertedLists(index.nlist, index.code_size, str(directory / f"{name}.ivfdata"))
+    with _stdout_to_stderr():       # faiss reports resizing the file on stdout
+        index.ntotal = merged.merge_from_multiple(shard_lists.data(), shard_lists.size(), False)
+    index.replace_invlists(merged, True)
+    merged.this.disown()            # the index owns it now
     faiss.write_index(index, str(directory / f"{name}.index"))
 
 

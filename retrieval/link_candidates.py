@@ -54,9 +54,8 @@ class IndexNeighbours:
         finds within `SLACK` of the threshold."""
         index, floor = self._open(), self.threshold - SLACK
         found = []
-        for query in queries:
+        for query, hits in zip(queries, index.search_many(queries, self.shortlist)):
             k = self.shortlist
-            hits = index.search(query, k)
             while len(hits) == k and hits[-1][1] >= floor and k < MAX_SHORTLIST:
                 k *= 4
                 hits = index.search(query, k)

@@ -44,7 +44,8 @@ PQ_BYTES = 48               # bytes per vector in the shortlist's codes (384 flo
 MAX_LISTS = 4096
 TRAIN_PER_LIST = 64         # k-means sample: faiss warns under 39 points a centroid
 NPROBE = 48
-SHORTLIST = 200             # candidates re-scored exactly (at least 10 per result)
+SHORTLIST = 200             # candidates re-scored exactly (at least 10 per result) up to SHORTLIST_ROWS rows
+SHORTLIST_ROWS = 100_000
 EXACT_FILTER_ROWS = 20_000  # a filter leaving at most this many rows is answered by an exact scan
 SCAN_ROWS = 262_144         # rows per block of an exact scan (1.5 KB each at 384-d)
 
@@ -55,6 +56,13 @@ def recall_at_k(found: Sequence[Sequence[int]], exact: Sequence[Sequence[int]], 
         return 1.0
     shares = [len(set(a[:k]) & set(e[:k])) / max(1, len(e[:k])) for a, e in zip(found, exact)]
     return sum(shares) / len(shares)
+
+
+def shortlist_size(rows: int) -> int:
+    """Candidates to re-score: SHORTLIST, growing with the square root of the rows beyond
+    SHORTLIST_ROWS, as more rows crowd within the PQ codes' error of the true top 10 (1M rows:
+    recall@10 0.937 with 200 at any nprobe from 48 to 192, 0.970 with 400, 0.987 with 1,000)."""
+    return max(SHORTLIST, int(SHORTLIST * (rows / SHORTLIST_ROWS) ** 0.5))
 
 
 def index_dir(root: pathlib.Path, representation: str) -> pathlib.Path:
@@ -241,7 +249,7 @@ class VectorIndex:
     """A built index, memory-mapped: IVF-PQ shortlist, exact re-scoring from stored vectors."""
 
     def __init__(self, directory: pathlib.Path, shards: list[Shard], manifest: dict, nprobe: int = NPROBE,
-                 shortlist: int = SHORTLIST, exact_filter_rows: int = EXACT_FILTER_ROWS):
+                 shortlist: Optional[int] = None, exact_filter_rows: int = EXACT_FILTER_ROWS):
         import faiss
 
         self.directory = directory
@@ -253,9 +261,9 @@ class VectorIndex:
                                           faiss.IO_FLAG_ONDISK_SAME_DIR)
         self.nlist = int(self.index.nlist)
         self.nprobe = min(nprobe, self.nlist)
-        self.shortlist = shortlist
         self.exact_filter_rows = exact_filter_rows
         self.doc_limit = max((s.base + s.rows for s in self.shards), default=0)
+        self.shortlist = shortlist or shortlist_size(self.doc_limit)
         self._stored: dict[int, np.ndarray] = {}
 
     def _vectors(self, shard: Shard) -> np.ndarray:

@@ -77,7 +77,7 @@ class EncodeShard(beam.DoFn):
         buffer = io.BytesIO()
         np.save(buffer, stored)
         _write_bytes(folder / "vectors.npy", buffer.getvalue())
-        _write_bytes(folder / "ivf.index", codes)
+        _write_bytes(folder / vector_index.SHARD_LISTS, codes)
         _ENCODED.inc(encoded)
         yield shard.base, encoded
 
@@ -159,7 +159,8 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
     directory.mkdir(parents=True, exist_ok=True)
     shards = plan_shards(root)
     manifest = vector_index.read_json(directory / vector_index.MANIFEST) or {}
-    encoded = {int(b): n for b, n in manifest.get("encoded", {}).items()}
+    encoded = ({int(b): n for b, n in manifest.get("encoded", {}).items()}
+               if manifest.get("shard_format") == vector_index.SHARD_FORMAT else {})
     planned = {s.base for s in shards}
     to_encode = [s for s in shards if s.base not in encoded]
     summary = {"representation": representation, "shards": len(shards), "shards_encoded": len(to_encode)}
@@ -175,7 +176,7 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
         pipeline.run().wait_until_finish()
         for shard in to_encode:
             folder = directory / vector_index.SHARDS / str(shard.base)
-            if not (folder / "ivf.index").is_file() or not (folder / "vectors.npy").is_file():
+            if not (folder / vector_index.SHARD_LISTS).is_file() or not (folder / "vectors.npy").is_file():
                 raise RuntimeError(f"index shard {folder} was not written")
             encoded[shard.base] = shard.rows
     encoded = {b: n for b, n in encoded.items() if b in planned}
@@ -192,6 +193,7 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
         old = manifest.get("merged")
         vector_index.write_json(directory / vector_index.MANIFEST, {
             "dim": info.dim, "model": info.model, "merged": name, "generation": int(name.split("-")[1]),
+            "shard_format": vector_index.SHARD_FORMAT,
             "encoded": {str(b): n for b, n in sorted(encoded.items())}})
         for suffix in (".index", ".ivfdata"):
             if old and old != name:

@@ -19,7 +19,6 @@ from retrieval.search import REPRESENTATIONS
 
 SLACK = 0.01          # shortlist below the threshold too: the index's stored vectors are float32 copies
 MAX_SHORTLIST = 65_536
-RESCORE_QUERIES = 64  # queries whose candidates are re-scored together: at most 64 x 2,000 stored rows read at once
 
 
 class IndexNeighbours:
@@ -50,37 +49,18 @@ class IndexNeighbours:
         shard = index.shards[bisect.bisect_right(index.bases, doc) - 1]
         return shard.file, doc - shard.base
 
-    def _probed(self, queries: np.ndarray) -> np.ndarray:
-        """The ids the faiss index proposes for every query of the batch at once (as many per query
-        as `VectorIndex.search` re-scores for a shortlist of `self.shortlist`)."""
-        import faiss
-
-        index = self._open()
-        params = faiss.SearchParametersIVF()
-        params.nprobe = index.nprobe
-        _, ids = index.index.search(np.ascontiguousarray(queries, dtype=np.float32),
-                                    max(index.shortlist, 10 * self.shortlist), params=params)
-        return ids
-
     def __call__(self, queries: np.ndarray) -> list[list[tuple[str, int]]]:
         """Per query, the (theorems file relative to the corpus, row) of every statement the index
-        finds within `SLACK` of the threshold. The batch is probed in one faiss call; a query with
-        `shortlist` or more hits above the floor asks again alone for four times as many."""
+        finds within `SLACK` of the threshold. The batch is searched in one call; a query whose whole
+        shortlist is above the floor asks again alone for four times as many."""
         index, floor = self._open(), self.threshold - SLACK
         found = []
-        for start in range(0, len(queries), RESCORE_QUERIES):
-            chunk = queries[start:start + RESCORE_QUERIES]
-            ids = self._probed(chunk)
-            docs = np.unique(ids[ids >= 0])             # one read of the stored vectors for the chunk
-            scores = np.take_along_axis(chunk @ index.stored(docs).T, np.searchsorted(docs, ids), axis=1)
-            above = (ids >= 0) & (scores >= floor)
-            for query, row_ids, row_above in zip(chunk, ids, above):
-                hits = np.unique(row_ids[row_above]).tolist()
-                k = self.shortlist
-                while len(hits) >= k and k < MAX_SHORTLIST:
-                    k *= 4
-                    hits = [doc for doc, score in index.search(query, k) if score >= floor]
-                found.append([self._location(doc) for doc in hits])
+        for query, hits in zip(queries, index.search_many(queries, self.shortlist)):
+            k = self.shortlist
+            while len(hits) == k and hits[-1][1] >= floor and k < MAX_SHORTLIST:
+                k *= 4
+                hits = index.search(query, k)
+            found.append([self._location(doc) for doc, score in hits if score >= floor])
         return found
 
 

@@ -66,11 +66,16 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
     searcher = Searcher(open_catalog(str(synthetic_corpus)))
     index = searcher._vector_index()
     assert index.index.ntotal == 12_000 and "PQ" in type(index.index).__name__
+    shard_lists = list((synthetic_corpus / "index" / "description" / "shards").rglob(vector_index.SHARD_LISTS))
+    lists_bytes = sum(p.stat().st_size for p in shard_lists)    # codes and ids, no copy of the quantizer
+    assert lists_bytes <= 12_000 * (index.index.code_size + 8) + len(shard_lists) * (8 * index.nlist + 64)
     rng = np.random.default_rng(11)
     queries = index.stored(rng.choice(12_000, 30, replace=False)) + rng.normal(0, 0.02, (30, 16)).astype(np.float32)
     found = [[d for d, _ in index.search(q, 10)] for q in queries]
     exact = [[d for d, _ in index.exact(q, 10)] for q in queries]
     assert vector_index.recall_at_k(found, exact, 10) >= 0.9
+    for one, many in zip(found, index.search_many(queries, 10)):     # one faiss call, the same answers
+        assert [d for d, _ in many] == one
     for rows, filters in ((20, make_filters(paper_ids=["arxiv:s17"])), (None, make_filters(kinds=["lemma"]))):
         allowed = searcher._allowed_docs(filters)
         assert rows is None or len(allowed) == rows
@@ -85,7 +90,7 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
 def test_incremental_index_encodes_only_new_files(synthetic_corpus, tmp_path):
     root = tmp_path / "corpus"
     shutil.copytree(synthetic_corpus, root)
-    before = {p: p.stat().st_mtime_ns for p in (root / "index" / "description" / "shards").rglob("ivf.index")}
+    before = {p: p.stat().st_mtime_ns for p in (root / "index" / "description" / "shards").rglob(vector_index.SHARD_LISTS)}
     source = next((root / "theorems").rglob("*.parquet"))
     added = source.with_name("part-99999.parquet")
     con = duckdb.connect()

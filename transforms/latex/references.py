@@ -172,6 +172,11 @@ def _arguments(text: str, pos: int, optional: int, mandatory: int) -> Optional[t
     return opts, mands, pos
 
 
+def _names(arguments) -> list[str]:
+    """The comma-separated labels or keys of a command's mandatory argument, blanks dropped."""
+    return [name.strip() for name in split_top_level(arguments[1][0]) if name.strip()]
+
+
 def resolve_references(prose: str, refs: References, verbatim: Callable[[str], str], depth: int = 0,
                        math: bool = False) -> str:
     """Prose with references printed; `verbatim(text)` stores text to put back after rendering and
@@ -235,8 +240,7 @@ def resolve_references(prose: str, refs: References, verbatim: Callable[[str], s
                 out.append(m.group())
                 continue
             pos = got[2]
-            labels = [n.strip() for n in split_top_level(got[1][0]) if n.strip()]
-            printed, inline = _reference(word, labels, refs)
+            printed, inline = _reference(word, _names(got), refs)
             if inline is not None:
                 out.append(resolve_references(inline, refs, verbatim, depth + 1) if depth < _MAX_DEPTH else inline)
             else:
@@ -248,7 +252,7 @@ def resolve_references(prose: str, refs: References, verbatim: Callable[[str], s
                 out.append(m.group())
                 continue
             pos = got[2]
-            keys = [k.strip() for k in split_top_level(got[1][0]) if k.strip()]
+            keys = _names(got)
             note = got[0][-1].strip() if got[0] else ""
             out.append(verbatim("[" + _citation(keys, refs)))     # the note is prose: it is rendered
             out.append(f", {note}" if note else "")

@@ -10,6 +10,10 @@ taken is blanked (its newlines kept, so lines still count). A conditional whose 
 here (`\\ifpdf`, `\\ifx\\foo\\undefined` of a command some package not in the submission may define)
 keeps both branches; a definition read from such a conditional counts from the branch that makes it
 first (`first_definitions`), as `\\newcommand` keeps a first definition.
+
+The document body is run the same way (`resolve_body_conditionals`), with what the preamble left known,
+but the branch not taken is blanked character for character, so offsets into the body (statement
+locations) still hold; a body whose decided conditionals do not all close is left as written.
 """
 from __future__ import annotations
 
@@ -20,15 +24,22 @@ from typing import Callable, Optional
 from transforms.latex.definitions import definition_spans
 from transforms.latex.scan import CONTROL_SEQUENCE_RE, mandatory, skip_spaces
 
-_TOKEN_RE = re.compile(
-    r"\\(?P<newif>newif)\s*\\if(?P<newname>[A-Za-z@]+)"
-    r"|\\(?P<declare>DeclareOption)(?P<declare_star>\*?)"
-    r"|\\(?P<execute>ExecuteOptions)(?![A-Za-z@])"
-    r"|\\(?P<process>ProcessOptions)(?P<process_star>\*?)"
-    r"|(?:\\expandafter\s*)?\\(?P<if>if[A-Za-z@]*)(?![A-Za-z@])"
-    r"|\\(?P<else>else|fi)(?![A-Za-z@])"
-    r"|\\(?P<ifundefined>@ifundefined)(?![A-Za-z@])"
-    r"|\\(?P<switch>[A-Za-z@]+)(?P<value>true|false)(?![A-Za-z@])")
+
+def _token_re(switch: str) -> re.Pattern:
+    """The tokens the resolver runs; `switch` matches the names of `\\footrue`/`\\foofalse` switches.
+    The backslash is factored out so that the regex engine jumps from backslash to backslash."""
+    return re.compile(
+        r"\\(?:(?P<newif>newif)\s*\\if(?P<newname>[A-Za-z@]+)"
+        r"|(?P<declare>DeclareOption)(?P<declare_star>\*?)"
+        r"|(?P<execute>ExecuteOptions)(?![A-Za-z@])"
+        r"|(?P<process>ProcessOptions)(?P<process_star>\*?)"
+        r"|(?:expandafter\s*\\)?(?P<if>if[A-Za-z@]*)(?![A-Za-z@])"
+        r"|(?P<else>else|fi)(?![A-Za-z@])"
+        r"|(?P<ifundefined>@ifundefined)(?![A-Za-z@])"
+        r"|(?P<switch>" + switch + r")(?P<value>true|false)(?![A-Za-z@]))")
+
+
+_TOKEN_RE = _token_re(r"[A-Za-z@]+")
 # Commands named \if... that take arguments instead of opening a conditional (ifthen, etoolbox, \iff).
 _NOT_CONDITIONALS = frozenset({
     "iff", "ifthenelse", "ifdef", "ifundef", "ifcsdef", "ifcsundef", "ifdefempty", "ifcsempty", "ifbool",
@@ -63,27 +74,58 @@ class _Frame:
         return self.value is None or self.value != self.in_else
 
 
+_NOT_NEWLINE_RE = re.compile(r"[^\n]")
+
+
+def _blank_lines(piece: str) -> str:
+    return "\n" * piece.count("\n")
+
+
+def _blank_in_place(piece: str) -> str:
+    return _NOT_NEWLINE_RE.sub(" ", piece)
+
+
 class _Resolver:
     def __init__(self, text: str, options: Optional[list[str]], switches: Switches,
-                 spans: Optional[list[tuple[int, int]]] = None):
-        self.text, self.options, self.switches = text, options, switches
+                 spans: Optional[list[tuple[int, int]]] = None, keep_offsets: bool = False,
+                 tokens: re.Pattern = _TOKEN_RE):
+        self.text, self.options, self.switches, self.tokens = text, options, switches, tokens
         self.spans = definition_spans(text) if spans is None else spans
         self.declared: dict[str, str] = {}       # package option -> its code
         self.stack: list[_Frame] = []
+        self.dead = 0            # frames on the stack whose branch is not taken
+        self.undecided = 0       # frames on the stack whose value is not known here
         self.out: list[str] = []
+        self.blank = _blank_in_place if keep_offsets else _blank_lines
 
     def live(self) -> bool:
-        return all(frame.live() for frame in self.stack)
+        return not self.dead
+
+    def push(self, frame: _Frame) -> None:
+        self.stack.append(frame)
+        self.dead += not frame.live()
+        self.undecided += frame.value is None
+
+    def pop(self) -> None:
+        frame = self.stack.pop()
+        self.dead -= not frame.live()
+        self.undecided -= frame.value is None
+
+    def switch_branch(self, frame: _Frame) -> None:
+        """`\\else` of the innermost conditional."""
+        self.dead -= not frame.live()
+        frame.in_else = True
+        self.dead += not frame.live()
 
     def emit(self, piece: str) -> None:
-        self.out.append(piece if self.live() else "\n" * piece.count("\n"))
+        self.out.append(piece if self.live() else self.blank(piece))
 
     def run(self) -> str:
         text, spans = self.text, self.spans
         span = 0
         pos = 0
         while True:
-            m = _TOKEN_RE.search(text, pos)
+            m = self.tokens.search(text, pos)
             if not m:
                 break
             while span < len(spans) and spans[span][1] <= m.start():
@@ -100,6 +142,9 @@ class _Resolver:
                 continue
             self.emit(text[pos:m.start()])
             pos = self._token(m)
+        for start, end in spans[span:]:                   # definitions after the last token
+            if start >= pos:
+                self._define(text[start:end])
         self.emit(text[pos:])
         return "".join(self.out)
 
@@ -168,7 +213,7 @@ class _Resolver:
 
     def decided(self) -> bool:
         """Whether every enclosing conditional was decided (what runs here surely runs)."""
-        return all(frame.value is not None for frame in self.stack)
+        return not self.undecided
 
     def _set(self, boolean: str, value: bool) -> None:
         """`\\footrue`: in a branch that may not run, the boolean is known only if it already had `value`."""
@@ -184,7 +229,7 @@ class _Resolver:
 
     def _open(self, m: re.Match) -> int:
         name = m.group("if")[2:]
-        if "if" + name in _NOT_CONDITIONALS:
+        if "if" + name in _NOT_CONDITIONALS or self._is_macro("if" + name):
             self.emit(m.group())
             return m.end()
         value, end = self._value(name, m.end())
@@ -192,9 +237,15 @@ class _Resolver:
             self.emit(self.text[m.start():m.end()])
             end = m.end()
         else:
-            self.emit("\n" * self.text.count("\n", m.start(), end))
-        self.stack.append(_Frame(value if self.live() else None))
+            self.out.append(self.blank(self.text[m.start():end]))
+        self.push(_Frame(value if self.live() else None))
         return end
+
+    def _is_macro(self, name: str) -> bool:
+        """Whether the document defines `\\<name>` as a macro (`\\newcommand\\iffeq` of a symbol, Open Logic's
+        three-argument `\\iftag`): not a conditional, and TeX matches no `\\fi` to it."""
+        meaning = self.switches.defined.get(name)
+        return meaning is not None and meaning.startswith(("def:", "long:", "short:"))
 
     def _value(self, name: str, pos: int) -> tuple[bool | None, int]:
         """The value of `\\if<name>` and where its test ends; None when not known here."""
@@ -251,9 +302,9 @@ class _Resolver:
         if not no or not self.live() or name[0].strip() not in self.switches.defined:
             self.emit(m.group())
             return m.end()
-        self.emit("\n" * self.text.count("\n", m.start(), no[1] - len(no[0]) - 1))
+        self.out.append(self.blank(self.text[m.start():no[1] - len(no[0]) - 1]))
         self.emit(no[0])
-        self.emit("")
+        self.out.append(self.blank(self.text[no[1] - 1:no[1]]))
         return no[1]
 
     def _else_or_fi(self, m: re.Match) -> int:
@@ -261,11 +312,11 @@ class _Resolver:
         known = frame is not None and frame.value is not None
         if m.group("else") == "else":
             if frame is not None:
-                frame.in_else = True
+                self.switch_branch(frame)
         elif frame is not None:
-            self.stack.pop()
+            self.pop()
         if known:
-            self.emit("")
+            self.out.append(self.blank(m.group()))
         else:
             self.emit(m.group())
         return m.end()
@@ -278,11 +329,47 @@ def resolve_conditionals(text: str, options: Optional[list[str]], switches: Swit
 
     `options` are the options a package was loaded with (None: its options were already run, as for
     a preamble with its packages inlined); `switches` carries booleans and definitions from file to
-    file and is updated; `spans` are `text`'s definitions when the caller has them.
+    file and is updated; `spans` are `text`'s definitions when the caller has them. Text without
+    conditionals is not run, and its definitions are recorded in `switches` only when `spans` are given
+    (a preamble, whose definitions the body's conditionals may test).
     """
     if "\\if" not in text and "\\@ifundefined" not in text:
+        if spans:
+            _Resolver(text, options, switches, spans).run()
         return text
     return _Resolver(text, options, switches, spans).run()
+
+
+_BODY_CONDITIONAL_RE = re.compile(r"\\(?:if([A-Za-z@]*)|newif|@ifundefined)(?![A-Za-z@])")
+_NEWIF_NAME_RE = re.compile(r"\\newif\s*\\if([A-Za-z@]+)")
+_TESTS = frozenset({"x", "defined", "csname"})
+
+
+def resolve_body_conditionals(body: str, switches: Switches) -> str:
+    """The document body with the branches of known conditionals not taken blanked in place (same
+    length, same offsets): `\\ifdraft ... \\else ... \\fi` after `\\draftfalse`, `\\ifdefined` of a macro
+    the preamble defines. `switches` holds what the preamble left known and is updated.
+
+    Text with no conditional that could be decided with what the preamble left is returned as is without a
+    full run (most bodies: `\\iff` and undecidable tests only); a test made decidable only by a definition
+    in the body itself is decided when the body is run for another reason (a `\\newif` there, a switch). When a decided conditional is still open at the end (its `\\fi`
+    hidden in a macro, or taken by a command read as a conditional that is none), the body is left as
+    written: both branches read, as before.
+    """
+    if "\\if" not in body and "\\@ifundefined" not in body:
+        return body
+    probe = _Resolver(body, None, switches, spans=[])
+    if not any(m.group(1) is None or m.group(1) in switches.booleans or m.group(1) in ("true", "false")
+               or (m.group(1) in _TESTS and probe._value(m.group(1), m.end())[0] is not None)
+               for m in _BODY_CONDITIONAL_RE.finditer(body)):
+        return body
+    names = sorted({*switches.booleans, *_NEWIF_NAME_RE.findall(body)}, key=len, reverse=True)
+    tokens = _token_re("|".join(map(re.escape, names)) or "(?!)")       # only switches that exist are set
+    resolver = _Resolver(body, None, switches, keep_offsets=True, tokens=tokens)
+    resolved = resolver.run()
+    if resolved == body or len(resolver.stack) > resolver.undecided or len(resolved) != len(body):
+        return body
+    return resolved
 
 
 def first_definitions(text: str, pattern: re.Pattern, key: Callable[[re.Match], str]) -> list[re.Match]:

@@ -16,7 +16,7 @@ import traceback
 from typing import Callable, Mapping, Optional
 
 from transforms.latex.comments import strip_comments
-from transforms.latex.conditionals import Switches, resolve_conditionals
+from transforms.latex.conditionals import Switches, resolve_body_conditionals, resolve_conditionals
 from transforms.latex.decode import decode_tex, looks_binary, unix_line_ends
 from transforms.latex.discover import Discovery, discover
 from transforms.latex.flatten import Flattened, document_body_span, flatten
@@ -61,7 +61,8 @@ class _GuardedMacros:
     def program(self, preamble: str, switches: Switches) -> tuple[str, Optional[MacroTable]]:
         """The preamble (packages inlined) with its `\\expandafter`s run once and its conditionals decided
         where the document says how (`macros.expand_after`, `conditionals.resolve_conditionals`), and
-        its macro table when that was collected on the way and still holds."""
+        its macro table when that was collected on the way and still holds. `switches` (what the
+        packages set) is updated with what the preamble sets and defines, for the body."""
         table = functools.cache(lambda: collect_macros(preamble, self.run.limits))
         try:
             spans = definition_spans(preamble)
@@ -70,11 +71,22 @@ class _GuardedMacros:
                 if ran is not preamble:
                     preamble, spans = ran, definition_spans(ran)
                     table.cache_clear()
-            decided = resolve_conditionals(preamble, None, Switches(booleans=dict(switches.booleans)), spans)
+            decided = resolve_conditionals(preamble, None, switches, spans)
         except Exception as exc:
             self._record(exc, "running the preamble's \\expandafter and conditionals failed", "")
             return preamble, None
         return decided, (table() if decided == preamble and table.cache_info().currsize else None)
+
+    def body(self, text: str, start: int, end: int, switches: Switches) -> str:
+        """`text` with the conditionals of its body text[start:end] decided where the preamble says how,
+        the branches not taken blanked in place (`conditionals.resolve_body_conditionals`)."""
+        piece = text[start:end]
+        try:
+            body = resolve_body_conditionals(piece, switches)
+        except Exception as exc:
+            self._record(exc, "deciding the body's conditionals failed; both branches read", "")
+            return text
+        return text if body is piece else text[:start] + body + text[end:]
 
     def wrappers(self, preamble: str) -> str:
         """The preamble with declaration wrappers expanded; an `\\expandafter` they leave (a wrapper that
@@ -236,9 +248,13 @@ class _Document:
         self.preamble = ""               # a fragment without \begin{document}: all of it is body
         run.stage = "macros"             # declaration wrappers are expanded even without macro expansion
         table = None
+        switches = Switches(booleans=dict(self.flat.switches.booleans))
         if self.body_start:
             self.preamble, table = self.macros.program(text[:self.body_start - len("\\begin{document}")],
-                                                       self.flat.switches)
+                                                       switches)
+        text = self.macros.body(text, self.body_start, self.body_end, switches)
+        if text is not self.flat.text:
+            self.flat = dataclasses.replace(self.flat, text=text)
         self.macros.table = table if table is not None else self.macros.collect(self.preamble)
         resolved = [name for name in RESOLVED_COMMANDS if name in self.macros.table.defs]
         if resolved:                     # kept as written: rendering prints them, edges read them

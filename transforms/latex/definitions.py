@@ -32,6 +32,7 @@ _PROGRAMMING_RE = re.compile(
 PRIMITIVE_NAMES = frozenset({"expandafter", "noexpand", "csname", "endcsname", "global", "relax", "let",
                              "def", "edef", "gdef", "xdef", "begingroup", "endgroup", "the", "par"})
 _DEF_PARAM_SPLIT_RE = re.compile(r"(#[1-9])")
+_NOEXPAND_RE = re.compile(r"\\noexpand(?![A-Za-z@])\s*")
 SELF_REFERENCE = "refers to itself"
 
 # An argument spec: "m" (mandatory) or ("o", default) (optional, with its default).
@@ -207,6 +208,8 @@ def _parse_def(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, in
     if end < 0:
         return None
     body = text[open_brace + 1:end - 1]
+    if command in ("edef", "xdef") and "\\noexpand" in body:
+        body = _NOEXPAND_RE.sub("", body)   # the token after it is kept as written, expanded when used
     pieces = [p for p in _DEF_PARAM_SPLIT_RE.split(params) if p]
     if any("#" in p and not _DEF_PARAM_SPLIT_RE.fullmatch(p) for p in pieces):
         return None               # `##1` and friends: a definition meant to run inside another macro

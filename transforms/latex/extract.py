@@ -35,6 +35,7 @@ BOOK_CLASSES = frozenset({"book", "report", "memoir", "scrbook", "scrreprt", "am
                           "svmono", "svmult", "octavo", "tufte-book", "thesis", "ucthesis", "mimosis"})
 _LOADCLASS_RE = re.compile(r"\\LoadClass\s*(?:\[[^\]]*\])?\s*\{\s*(\w+)\s*\}")
 _INTRO_RE = re.compile(r"intro|overview|preliminar", re.I)
+_EXPANDAFTER_PASSES = 3
 
 
 class _Timeout(Exception):
@@ -59,18 +60,20 @@ class _GuardedMacros:
             return MacroTable()
 
     def program(self, preamble: str, switches: Switches) -> tuple[str, Optional[MacroTable]]:
-        """The preamble (packages inlined) with its `\\expandafter`s run once and its conditionals decided
+        """The preamble (packages inlined) with its `\\expandafter`s run (a few passes: `\\expandafter\\def\\csname`
+        defines a macro a later `\\expandafter` expands) and its conditionals decided
         where the document says how (`macros.expand_after`, `conditionals.resolve_conditionals`), and
         its macro table when that was collected on the way and still holds. `switches` (what the
         packages set) is updated with what the preamble sets and defines, for the body."""
         table = functools.cache(lambda: collect_macros(preamble, self.run.limits))
         try:
             spans = definition_spans(preamble)
-            if "\\expandafter" in preamble:
-                ran = expand_after(preamble, table, spans)
-                if ran is not preamble:
-                    preamble, spans = ran, definition_spans(ran)
-                    table.cache_clear()
+            for _ in range(_EXPANDAFTER_PASSES):     # a name one pass defines may be expanded by the next
+                ran = expand_after(preamble, table, spans) if "\\expandafter" in preamble else preamble
+                if ran is preamble:
+                    break
+                preamble, spans = ran, definition_spans(ran)
+                table.cache_clear()
             decided = resolve_conditionals(preamble, None, switches, spans)
         except Exception as exc:
             self._record(exc, "running the preamble's \\expandafter and conditionals failed", "")

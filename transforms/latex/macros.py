@@ -10,12 +10,14 @@ are read by `scan.py`, so no input can make this module backtrack.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from typing import Callable, Optional
 
 from transforms.latex.definitions import MacroDef, MacroTable, collect_macros
 from transforms.latex.model import Limits
+from transforms.latex.numbering import render_value
 from transforms.latex.scan import (CONTROL_SEQUENCE_RE as _CS_RE, delimited_argument, group_end, is_letter,
                                    skip_spaces, undelimited_argument)
 
@@ -280,10 +282,80 @@ def expand_macros(text: str, table: MacroTable, limits: Limits) -> tuple[str, li
 
 _EXPANDAFTER_RE = re.compile(r"\\expandafter(?![A-Za-z@])")
 _CSNAME_RE = re.compile(r"\\csname\s*([A-Za-z@]+)\s*\\endcsname")
+_CSNAME_START_RE = re.compile(r"\\csname(?![A-Za-z@])\s*")
+_NAME_RE = re.compile(r"[A-Za-z@]+")
+# TeX's own commands that print a counter's value: \the\value{c}, \number\c@c, \romannumeral\value{c}
+_COUNTER_VALUE_RE = re.compile(r"\\(the|number|romannumeral)\s*(?:\\value\s*\{\s*([A-Za-z@]+)\s*\}|\\c@([A-Za-z@]+))")
+_COUNTER_COMMAND_RE = re.compile(r"\\(newcounter|setcounter|addtocounter|stepcounter|refstepcounter)\s*"
+                                 r"\{\s*([A-Za-z@]+)\s*\}(?:\s*\{\s*(-?\d+)\s*\})?")
 _MAX_EXPANDAFTER_CHAIN = 16
+_MAX_CSNAME = 200
 
 
-def _one_step(text: str, pos: int, table: Callable[[], MacroTable], chain: int) -> Optional[tuple[str, int]]:
+@dataclasses.dataclass
+class _Preamble:
+    """What `\\expandafter` may expand with: the macro table (collected only when first asked for) and
+    the counters' values at the point reached (`\\newcounter`, `\\setcounter`, ... run in order)."""
+
+    table: Callable[[], MacroTable]
+    counters: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def count(self, m: re.Match) -> None:
+        command, name, value = m.group(1), m.group(2), m.group(3)
+        if command == "newcounter":
+            self.counters.setdefault(name, 0)
+        elif command in ("stepcounter", "refstepcounter"):
+            if name in self.counters:
+                self.counters[name] += 1
+        elif value is not None and (command == "setcounter" or name in self.counters):
+            self.counters[name] = int(value) + (self.counters[name] if command == "addtocounter" else 0)
+
+    def value(self, text: str, pos: int) -> Optional[tuple[str, int]]:
+        """`\\the\\value{c}` (or `\\number`, `\\romannumeral`, of `\\c@c`) at text[pos] as TeX prints it, when
+        the counter's value is known here."""
+        m = _COUNTER_VALUE_RE.match(text, pos)
+        counter = m and (m.group(2) or m.group(3))
+        if not m or counter not in self.counters:
+            return None
+        n = self.counters[counter]
+        return render_value("roman" if m.group(1) == "romannumeral" else "arabic", n), m.end()
+
+
+def _csname(text: str, pos: int, known: _Preamble) -> Optional[tuple[str, int]]:
+    """`\\csname ... \\endcsname` at text[pos] as the control sequence it builds: its characters, counter
+    values (`\\the\\value{c}`, `\\number`, `\\romannumeral`) and argument-free macros of the table expanded.
+    A name that is not all letters is kept in `\\csname` form; None when something in it is not known."""
+    m = _CSNAME_START_RE.match(text, pos)
+    if not m:
+        return None
+    name: list[str] = []
+    pos = m.end()
+    while pos < len(text) and sum(map(len, name)) <= _MAX_CSNAME:
+        if text.startswith("\\endcsname", pos):
+            built = "".join(name).strip()
+            end = pos + len("\\endcsname")
+            return ("\\" + built if _NAME_RE.fullmatch(built) else f"\\csname {built}\\endcsname"), end
+        if text[pos] in "{}":
+            return None
+        if text[pos] != "\\":
+            name.append(text[pos])
+            pos += 1
+            continue
+        value = known.value(text, pos)
+        if value is not None:
+            name.append(value[0])
+            pos = value[1]
+            continue
+        cs = _CS_RE.match(text, pos)
+        macro = known.table().defs.get(cs.group(1)) if cs else None
+        if macro is None or macro.args or macro.template is not None or macro.delimiters or "\\" in macro.body:
+            return None
+        name.append(macro.body)
+        pos = skip_spaces(text, cs.end()) if is_letter(cs.group(1)[0]) else cs.end()
+    return None
+
+
+def _one_step(text: str, pos: int, known: _Preamble, chain: int) -> Optional[tuple[str, int]]:
     """The token (with its arguments) at text[pos] expanded once, as TeX's `\\expandafter` expands the
     token after the next: (its expansion, index after it); None when that is not known here."""
     pos = skip_spaces(text, pos)
@@ -297,15 +369,22 @@ def _one_step(text: str, pos: int, table: Callable[[], MacroTable], chain: int) 
     m = _CS_RE.match(text, pos)
     name = m.group(1)
     if name == "expandafter":
-        return _expand_after_at(text, m.end(), table, chain + 1)
-    macro = table().defs.get(name) if is_letter(name[0]) else None
+        return _expand_after_at(text, m.end(), known, chain + 1)
+    if name == "csname":
+        return _csname(text, pos, known)
+    if name in ("the", "number", "romannumeral"):
+        return known.value(text, pos)
+    if name == "noexpand":                              # the next token, not expanded
+        after = _CS_RE.match(text, skip_spaces(text, m.end()))
+        return (after.group(), after.end()) if after else None
+    macro = known.table().defs.get(name) if is_letter(name[0]) else None
     if macro is None or macro.delimiters is not None or macro.literal:
         return (m.group(), m.end()) if not is_letter(name[0]) else None   # \{ and kin: unexpandable
     read = _read_args(macro, text, m.end())
     return None if read is None else (_substitute(macro.body, read[0]), read[1])
 
 
-def _expand_after_at(text: str, pos: int, table: Callable[[], MacroTable], chain: int) -> Optional[tuple[str, int]]:
+def _expand_after_at(text: str, pos: int, known: _Preamble, chain: int) -> Optional[tuple[str, int]]:
     """`\\expandafter X Y` with text[pos] at X: X followed by Y expanded once, and where Y ended."""
     if chain > _MAX_EXPANDAFTER_CHAIN:
         return None
@@ -314,7 +393,7 @@ def _expand_after_at(text: str, pos: int, table: Callable[[], MacroTable], chain
         return None
     first = _CS_RE.match(text, pos) if text[pos] == "\\" else None
     kept, after = (first.group(), first.end()) if first else (text[pos], pos + 1)
-    expanded = _one_step(text, after, table, chain)
+    expanded = _one_step(text, after, known, chain)
     if expanded is None:
         return None
     piece = expanded[0]
@@ -328,23 +407,33 @@ def expand_after(text: str, table: Callable[[], MacroTable], skip: list[tuple[in
     `\\def\\name {...}` and `\\expandafter\\newtheorem\\expandafter{\\lemmaname}` becomes
     `\\newtheorem{lemma}`, so the definitions and declarations they build are read like written ones.
 
-    The token after the next is expanded one step: a `\\csname` of letters, a macro of `table()` (its
-    body with the arguments put in; the table is asked for only then), another `\\expandafter` (chains), a character (itself). When it is
-    anything else (a command of a package this run cannot see) the `\\expandafter` stays as written.
-    Text in the `skip` spans (definition bodies, which run only when called) is copied unchanged.
+    The token after the next is expanded one step: a `\\csname` (of letters, counter values and
+    argument-free macros), a macro of `table()` (its body with the arguments put in; the table is asked
+    for only then), `\\the`/`\\number`/`\\romannumeral` of a counter whose value the text set before
+    (`\\newcounter`, `\\setcounter`, `\\addtocounter`, `\\stepcounter`), `\\noexpand` (the token after it),
+    another `\\expandafter` (chains), a character (itself). When it is anything else (a command of a
+    package this run cannot see) the `\\expandafter` stays as written. Text in the `skip` spans
+    (definition bodies, which run only when called) is copied unchanged and sets no counter.
     """
     out: list[str] = []
     pos = 0
     spans = iter(skip)
     span = next(spans, None)
+    known = _Preamble(table)
+    counting = _COUNTER_COMMAND_RE.finditer(text) if "counter" in text else iter(())
+    count = next(counting, None)
     for m in _EXPANDAFTER_RE.finditer(text):
         if m.start() < pos:
             continue
         while span is not None and span[1] <= m.start():
             span = next(spans, None)
+        while count is not None and count.start() < m.start():
+            if not _inside(count.start(), skip):
+                known.count(count)
+            count = next(counting, None)
         if span is not None and span[0] <= m.start():
             continue
-        done = _expand_after_at(text, m.end(), table, 0)
+        done = _expand_after_at(text, m.end(), known, 0)
         if done is None:
             continue
         out.append(text[pos:m.start()])
@@ -356,3 +445,8 @@ def expand_after(text: str, table: Callable[[], MacroTable], skip: list[tuple[in
         return text
     out.append(text[pos:])
     return "".join(out)
+
+
+def _inside(pos: int, spans: list[tuple[int, int]]) -> bool:
+    i = bisect.bisect_right(spans, (pos, float("inf"))) - 1
+    return i >= 0 and spans[i][0] < pos < spans[i][1]

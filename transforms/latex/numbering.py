@@ -29,10 +29,12 @@ _STYLE_CS = r"arabic|roman|Roman|alph|Alph|fnsymbol"
 _FORMAT_TOKEN_RE = re.compile(
     r"\\(" + _STYLE_CS + r")\s*\{\s*([A-Za-z@*]+)\s*\}"      # \arabic{theorem}
     r"|\\@(" + _STYLE_CS + r")\s*\\c@([A-Za-z@]+)"             # \@Alph\c@section
+    r"|\\(the|number|romannumeral)\s*(?:\\value\s*\{\s*([A-Za-z@*]+)\s*\}|\\c@([A-Za-z@]+))"  # \number\value{section}
     r"|\\the([A-Za-z@]+)"                                        # \thesection
     r"|\\[A-Za-z@]+\*?|\\.|[{}~]"                                # other commands, braces: dropped
     r"|([^\\{}~]+)"                                              # literal text
 )
+_PRIMITIVE_STYLES = {"the": "arabic", "number": "arabic", "romannumeral": "roman"}
 _NAME = r"\s*\{\s*([A-Za-z@*]+)\s*\}"
 _DIRECTIVE_RE = re.compile(
     r"\\(newaliascnt)" + _NAME + _NAME
@@ -93,10 +95,12 @@ def parse_format(body: str) -> list[tuple[str, str]]:
             parts.append((m.group(1), m.group(2)))
         elif m.group(3):
             parts.append((m.group(3), m.group(4)))
-        elif m.group(5):
-            parts.append(("the", m.group(5)))
-        elif m.group(6):
-            parts.append(("text", m.group(6).strip("\n")))
+        elif m.group(5):                       # TeX's own \number/\the/\romannumeral of a counter's value
+            parts.append((_PRIMITIVE_STYLES[m.group(5)], m.group(6) or m.group(7)))
+        elif m.group(8):
+            parts.append(("the", m.group(8)))
+        elif m.group(9):
+            parts.append(("text", m.group(9).strip("\n")))
     return parts
 
 

@@ -59,9 +59,15 @@ def test_the_and_number_under_expandafter_and_names_that_are_not_letters():
     assert r"\c\foo" in out
 
 
-def test_noexpand_in_edef_leaves_a_macro_that_expands_when_used():
+def test_edef_expands_at_the_definition_and_noexpand_keeps_a_token():
     preamble = r"""\newtheorem{theorem}{Theorem}
 \edef\R{\noexpand\mathbb{R}}
-\def\C{\noexpand\mathbb{C}}"""
-    body = r"\begin{theorem}$\R$ and $\C$.\end{theorem}"
-    assert statements(preamble, body)[0][3] == r"$\mathbb{R}$ and $\C$."
+\def\C{\noexpand\mathbb{C}}
+\newcommand{\envname}{lem}\newcommand{\field}{\mathbb{F}}
+\edef\declarelemma{\noexpand\newtheorem{\envname}[theorem]{Lemma}}
+\edef\F{\field}\edef\G{\noexpand\field}
+\renewcommand{\field}{\mathbb{K}}
+\declarelemma"""
+    body = r"\begin{theorem}$\R$ and $\C$.\end{theorem}\begin{lem}$\F \ne \G$\end{lem}"
+    assert statements(preamble, body) == [("theorem", "Theorem", "1", r"$\mathbb{R}$ and $\C$."),
+                                          ("lem", "Lemma", "2", r"$\mathbb{F} \ne \mathbb{K}$")]

@@ -32,7 +32,8 @@ _PROGRAMMING_RE = re.compile(
 PRIMITIVE_NAMES = frozenset({"expandafter", "noexpand", "csname", "endcsname", "global", "relax", "let",
                              "def", "edef", "gdef", "xdef", "begingroup", "endgroup", "the", "par"})
 _DEF_PARAM_SPLIT_RE = re.compile(r"(#[1-9])")
-_NOEXPAND_RE = re.compile(r"\\noexpand(?![A-Za-z@])\s*")
+_MAX_EDEF_DEPTH = 8
+_ENDS_WITH_CONTROL_WORD_RE = re.compile(r"\\[A-Za-z@]+\Z")
 SELF_REFERENCE = "refers to itself"
 
 # An argument spec: "m" (mandatory) or ("o", default) (optional, with its default).
@@ -208,8 +209,6 @@ def _parse_def(text: str, pos: int, command: str) -> Optional[tuple[MacroDef, in
     if end < 0:
         return None
     body = text[open_brace + 1:end - 1]
-    if command in ("edef", "xdef") and "\\noexpand" in body:
-        body = _NOEXPAND_RE.sub("", body)   # the token after it is kept as written, expanded when used
     pieces = [p for p in _DEF_PARAM_SPLIT_RE.split(params) if p]
     if any("#" in p and not _DEF_PARAM_SPLIT_RE.fullmatch(p) for p in pieces):
         return None               # `##1` and friends: a definition meant to run inside another macro
@@ -330,8 +329,44 @@ def collect_macros(tex: str, limits: Limits) -> MacroTable:
             continue
         if d.command == "providecommand" and macro.name in defs:
             continue
+        if d.command in ("edef", "xdef"):
+            macro = dataclasses.replace(macro, body=_edef_body(macro.body, defs))
         defs[macro.name] = macro
     return _without_unexpandable(defs)
+
+
+def _edef_body(body: str, defs: dict[str, MacroDef], depth: int = 0) -> str:
+    """What `\\edef` stores: argument-free macros defined before expanded (at the definition, as TeX does),
+    the token after a `\\noexpand` kept as written; macros with arguments and commands the table does not
+    define stay (expanded when used, or left to TeX)."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _CS_RE.search(body, pos)
+        if not m:
+            break
+        out.append(body[pos:m.start()])
+        pos = m.end()
+        name = m.group(1)
+        if name == "noexpand":
+            kept = _CS_RE.match(body, skip_spaces(body, pos))
+            if kept:
+                out.append(kept.group())
+                pos = kept.end()
+            continue
+        macro = defs.get(name)
+        if (macro is None or depth >= _MAX_EDEF_DEPTH or macro.args or macro.template is not None
+                or macro.delimiters is not None or macro.literal):
+            out.append(m.group())
+            continue
+        piece = _edef_body(macro.body, defs, depth + 1)
+        out.append(piece)
+        if is_letter(name[0]):
+            pos = skip_spaces(body, pos)              # spaces after a control word are not text
+        if pos < len(body) and is_letter(body[pos]) and _ENDS_WITH_CONTROL_WORD_RE.search(piece):
+            out.append(" ")
+    out.append(body[pos:])
+    return "".join(out)
 
 
 def _why_unexpandable(macro: MacroDef) -> Optional[str]:

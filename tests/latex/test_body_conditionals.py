@@ -92,3 +92,13 @@ def test_blanking_keeps_offsets_and_an_unclosed_decided_conditional_leaves_the_b
     assert resolve_body_conditionals(unclosed, Switches(booleans={"draft": False})) == unclosed
     untouched = "no conditional we can decide: \\ifpdf x\\fi $a\\iff b$"
     assert resolve_body_conditionals(untouched, Switches(booleans={"draft": False})) is untouched
+
+
+def test_a_conditional_inside_a_statement_is_decided_in_its_text():
+    preamble = r"\newtheorem{theorem}{Theorem}\newif\ifdraft"
+    body = r"""\begin{theorem}\label{t}Every group\ifdraft{} (check this!)\fi{} is a monoid.\end{theorem}
+\ifdraft\begin{theorem}[Draft title]\else\begin{theorem}[Final title]\fi
+Body.\end{theorem}"""
+    result = extract_submission({"p.tex": doc(preamble, body)})
+    assert [(s.number, s.title, s.line, s.statement_text) for s in result.statements] == [
+        ("1", None, 4, "Every group is a monoid."), ("2", "Final title", 5, "Body.")]

@@ -102,3 +102,12 @@ Body.\end{theorem}"""
     result = extract_submission({"p.tex": doc(preamble, body)})
     assert [(s.number, s.title, s.line, s.statement_text) for s in result.statements] == [
         ("1", None, 4, "Every group is a monoid."), ("2", "Final title", 5, "Body.")]
+
+
+def test_a_test_of_a_command_the_body_defines_is_decided():
+    body = r"""\newcommand{\extended}{yes}
+\ifdefined\extended \begin{theorem}A\end{theorem} \else \begin{theorem}B\end{theorem} \fi
+\ifcsname extended\endcsname \begin{theorem}C\end{theorem} \fi
+\ifx\extended\undefined \begin{theorem}D\end{theorem} \fi
+\ifdefined\neverdefined \begin{theorem}E\end{theorem} \fi"""
+    assert [s[4] for s in found(r"\newtheorem{theorem}{Theorem}", body)] == ["A", "C", "E"]

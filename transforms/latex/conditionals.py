@@ -22,7 +22,7 @@ import re
 from typing import Callable, Optional
 
 from transforms.latex.definitions import definition_spans
-from transforms.latex.scan import CONTROL_SEQUENCE_RE, mandatory, skip_spaces
+from transforms.latex.scan import CONTROL_SEQUENCE_RE, is_letter, mandatory, skip_spaces
 
 
 def _token_re(switch: str) -> re.Pattern:
@@ -343,6 +343,31 @@ def resolve_conditionals(text: str, options: Optional[list[str]], switches: Swit
 _BODY_CONDITIONAL_RE = re.compile(r"\\(?:if([A-Za-z@]*)|newif|@ifundefined)(?![A-Za-z@])")
 _NEWIF_NAME_RE = re.compile(r"\\newif\s*\\if([A-Za-z@]+)")
 _TESTS = frozenset({"x", "defined", "csname"})
+_DEFINER_BEFORE_RE = re.compile(r"\\(?:(?:re|provide)?newcommand|DeclareRobustCommand|[gex]?def|let)\*?\s*\{?\s*\Z")
+
+
+def _defines_a_tested_name(body: str, test: str, pos: int) -> bool:
+    """Whether `body` defines a command that `\\if<test>` at body[pos] tests (`\\ifx` compares two)."""
+    names = []
+    csname = _CSNAME_END_RE.match(body, pos) if test == "csname" else None
+    if csname:
+        names.append(csname.group(1))
+    for _ in range(0 if test == "csname" else 2 if test == "x" else 1):
+        pos = skip_spaces(body, pos)
+        cs = _CSNAME_RE.match(body, pos) or CONTROL_SEQUENCE_RE.match(body, pos)
+        if not cs:
+            break
+        names.append(cs.group(1))
+        pos = cs.end()
+    for name in names:
+        cs = "\\" + name
+        at = body.find(cs)
+        while at >= 0:         # the uses of the name are few: look just before each for a definer
+            whole_name = not is_letter(body[at + len(cs):at + len(cs) + 1] or " ")
+            if whole_name and _DEFINER_BEFORE_RE.search(body, max(at - 40, 0), at):
+                return True
+            at = body.find(cs, at + 1)
+    return False
 
 
 def resolve_body_conditionals(body: str, switches: Switches) -> str:
@@ -350,17 +375,18 @@ def resolve_body_conditionals(body: str, switches: Switches) -> str:
     length, same offsets): `\\ifdraft ... \\else ... \\fi` after `\\draftfalse`, `\\ifdefined` of a macro
     the preamble defines. `switches` holds what the preamble left known and is updated.
 
-    Text with no conditional that could be decided with what the preamble left is returned as is without a
-    full run (most bodies: `\\iff` and undecidable tests only); a test made decidable only by a definition
-    in the body itself is decided when the body is run for another reason (a `\\newif` there, a switch). When a decided conditional is still open at the end (its `\\fi`
-    hidden in a macro, or taken by a command read as a conditional that is none), the body is left as
-    written: both branches read, as before.
+    Text with no conditional that could be decided is returned as is without a full run (most bodies:
+    `\\iff` and undecidable tests only): a test counts when what the preamble left decides it, or when the
+    body itself defines a command it tests (`\\newcommand\\foo` before `\\ifdefined\\foo`). When a decided
+    conditional is still open at the end (its `\\fi` hidden in a macro, or taken by a command read as a
+    conditional that is none), the body is left as written: both branches read, as before.
     """
     if "\\if" not in body and "\\@ifundefined" not in body:
         return body
     probe = _Resolver(body, None, switches, spans=[])
     if not any(m.group(1) is None or m.group(1) in switches.booleans or m.group(1) in ("true", "false")
-               or (m.group(1) in _TESTS and probe._value(m.group(1), m.end())[0] is not None)
+               or (m.group(1) in _TESTS and (probe._value(m.group(1), m.end())[0] is not None
+                                             or _defines_a_tested_name(body, m.group(1), m.end())))
                for m in _BODY_CONDITIONAL_RE.finditer(body)):
         return body
     names = sorted({*switches.booleans, *_NEWIF_NAME_RE.findall(body)}, key=len, reverse=True)

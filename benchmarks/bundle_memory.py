@@ -1,7 +1,7 @@
 """Peak memory and speed of reading one ~500 MB arXiv bundle (issue 2, acceptance (c): RSS < 1 GB).
 
     .venv/bin/python benchmarks/bundle_memory.py [--size-mb 500] [--keep DIR]
-    .venv/bin/python benchmarks/bundle_memory.py --end-to-end 12 [--preset local] [-- BUILD-CORPUS ARGS]
+    .venv/bin/python benchmarks/bundle_memory.py --end-to-end 12 [--one-bundle] [--preset local] [-- BUILD-CORPUS ARGS]
 
 Builds `arXiv_src_2101_001.tar` in a temporary directory by repeating the submissions of the
 project's sample (and of ../shared/corpora/arxiv when present) under new ids, then reads it in a
@@ -10,8 +10,8 @@ memory. Prints bundle MB/s, submissions/s and the reader's peak RSS next to the 
 same process before reading (the baseline: interpreter plus imports).
 
 --end-to-end N (issue 18): `thmforge build-corpus --embed-model none` over N copies of the shared
-2101 bundle (each copy its own bundle, member ids renumbered so no paper is a duplicate), and over
-one copy. Start-up is what one copy costs beyond its share of the work, so the LaTeX speed after
+2101 bundle (each copy its own bundle, member ids renumbered so no paper is a duplicate; with
+--one-bundle all N copies in one bundle), and over one copy. Start-up is what one copy costs beyond its share of the work, so the LaTeX speed after
 start-up is (N - 1) copies of LaTeX / (CPU of N copies - CPU of one copy); peak RSS is the largest
 of the run's processes. Targets: >= 3 MB of LaTeX per CPU-second, peak <= 500 MB.
 """
@@ -86,16 +86,19 @@ SHARED_2101 = REPO.parent / "shared" / "corpora" / "arxiv" / "arXiv_src_2101_001
 TEX_SUFFIXES = (".tex", ".sty", ".cls", ".bbl")     # what TeX reads of a submission: counted as LaTeX
 
 
-def build_copies(folder: pathlib.Path, copies: int) -> float:
-    """`copies` bundles of the shared 2101 submissions, ids renumbered; returns MB of LaTeX in one copy."""
+def build_copies(folder: pathlib.Path, copies: int, one_bundle: bool = False) -> float:
+    """`copies` copies of the shared 2101 submissions, ids renumbered, each its own bundle (or all in
+    one bundle); returns MB of LaTeX in one copy."""
     with tarfile.open(SHARED_2101) as bundle:
         members = [(m.name, bundle.extractfile(m).read()) for m in bundle.getmembers() if m.isfile()]
-    for copy in range(copies):
-        with tarfile.open(folder / f"arXiv_src_2101_{copy + 1:03d}.tar", "w", format=tarfile.USTAR_FORMAT) as out:
-            for name, payload in members:
-                info = tarfile.TarInfo(name.replace("2101.99", f"2101.{copy + 10:02d}"))
-                info.size = len(payload)
-                out.addfile(info, io.BytesIO(payload))
+    for bundle_copies in ([range(copies)] if one_bundle else [[copy] for copy in range(copies)]):
+        with tarfile.open(folder / f"arXiv_src_2101_{bundle_copies[0] + 1:03d}.tar", "w",
+                          format=tarfile.USTAR_FORMAT) as out:
+            for copy in bundle_copies:
+                for name, payload in members:
+                    info = tarfile.TarInfo(name.replace("2101.99", f"2101.{copy + 10:02d}"))
+                    info.size = len(payload)
+                    out.addfile(info, io.BytesIO(payload))
     return sum(len(b) for name, payload in members if name.endswith(".gz")
                for b in _tex_files(gzip.decompress(payload))) / 1e6
 
@@ -124,17 +127,17 @@ def timed_build(inputs: list[pathlib.Path], extra: list[str]) -> tuple[float, fl
     return usage.ru_utime + usage.ru_stime, wall, max(usage.ru_maxrss, children.ru_maxrss) / 1024
 
 
-def end_to_end(copies: int, extra: list[str]) -> int:
+def end_to_end(copies: int, extra: list[str], one_bundle: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="thmforge-copies-") as scratch:
         one, many = pathlib.Path(scratch, "one"), pathlib.Path(scratch, "many")
         one.mkdir(), many.mkdir()
         mb = build_copies(one, 1)
-        build_copies(many, copies)
+        build_copies(many, copies, one_bundle)
         cpu_one, wall_one, rss_one = timed_build(sorted(one.glob("*.tar")), extra)
         cpu_many, wall_many, rss_many = timed_build(sorted(many.glob("*.tar")), extra)
     speed = (copies - 1) * mb / (cpu_many - cpu_one)
     print(f"one copy ({mb:.2f} MB of LaTeX): {cpu_one:.1f} CPU-s, {wall_one:.1f} s wall, peak RSS {rss_one:.0f} MB")
-    print(f"{copies} copies ({copies * mb:.1f} MB): {cpu_many:.1f} CPU-s, {wall_many:.1f} s wall, "
+    print(f"{copies} copies ({copies * mb:.1f} MB{', one bundle' if one_bundle else ''}): {cpu_many:.1f} CPU-s, {wall_many:.1f} s wall, "
           f"peak RSS {rss_many:.0f} MB")
     print(f"after start-up ({cpu_one - (cpu_many - cpu_one) / (copies - 1):.1f} CPU-s): {speed:.2f} MB of LaTeX "
           f"per CPU-second (target >= 3: {'met' if speed >= 3 else 'NOT met'}); peak RSS target <= 500 MB: "
@@ -149,11 +152,13 @@ def main() -> int:
     parser.add_argument("--read", default=None, help=argparse.SUPPRESS)   # the measuring child process
     parser.add_argument("--end-to-end", type=int, default=0, metavar="N",
                         help="build-corpus over N copies of the shared 2101 bundle (see above)")
+    parser.add_argument("--one-bundle", action="store_true",
+                        help="with --end-to-end: the N copies in one bundle instead of N bundles")
     parser.add_argument("--preset", default="local")
     parser.add_argument("build_args", nargs="*", help="more build-corpus arguments (after --)")
     args = parser.parse_args()
     if args.end_to_end:
-        return end_to_end(args.end_to_end, ["--preset", args.preset, *args.build_args])
+        return end_to_end(args.end_to_end, ["--preset", args.preset, *args.build_args], args.one_bundle)
     if args.read:
         print(json.dumps(read_bundle(args.read)))
         return 0

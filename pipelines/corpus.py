@@ -38,7 +38,6 @@ class CorpusConfig:
     metadata: Optional[str] = None
     files_per_partition: int = 1
     inputs_per_wave: int = 32        # inputs per pipeline run; each finished wave is never redone
-    wave_bytes: Optional[int] = None  # input bytes per wave (None: no bound); see plan_waves
     describe: Optional[object] = None   # transforms.describe.DescribeConfig, None: no describe stage
     embed: Optional[object] = None      # transforms.embed.EmbedConfig, None: no embeddings
     gpu_accelerator: Optional[str] = None   # resource hint for the model steps (GPU workers)
@@ -251,7 +250,7 @@ def check_embedding_compatible(previous: Optional[dict], embedding: Optional[dic
 
 def _fingerprint(config: CorpusConfig, recorded_options: dict) -> dict:
     """What decides the staged bytes: a staging directory is resumed only by a run with the same."""
-    volatile = {"no_progress", "input", "inputs_per_wave", "wave_mb"}   # waves do not change a file's bytes
+    volatile = {"no_progress", "input", "inputs_per_wave"}   # waves do not change a file's bytes
     return {"inputs": list(config.inputs), "metadata": config.metadata, "source": config.read.source,
             "files_per_partition": config.files_per_partition, "limits": repr(config.read.limits),
             "source_options": repr(config.read.source_options),
@@ -259,24 +258,12 @@ def _fingerprint(config: CorpusConfig, recorded_options: dict) -> dict:
             "options": {k: v for k, v in recorded_options.items() if k not in volatile}}
 
 
-def plan_waves(inputs: list[str], max_inputs: int, max_bytes: Optional[int], size_of=files.input_bytes
-               ) -> list[list[str]]:
-    """`inputs` cut into consecutive waves of at most `max_inputs` inputs and, with `max_bytes`, at
-    most that many input bytes (an input larger than that is a wave of its own).
-
-    An in-process runner holds every row of a wave at its GroupByKeys before the files are written,
-    so bounding a wave's bytes bounds the launcher's memory whatever the number of inputs.
-    """
-    waves: list[list[str]] = []
-    held = 0
-    for path in inputs:
-        size = size_of(path) if max_bytes else 0
-        if not waves or len(waves[-1]) >= max(1, max_inputs) or (max_bytes and held + size > max_bytes):
-            waves.append([])
-            held = 0
-        waves[-1].append(path)
-        held += size
-    return waves
+def plan_waves(inputs: list[str], max_inputs: int) -> list[list[str]]:
+    """`inputs` cut into consecutive waves of at most `max_inputs` inputs: each wave is one pipeline
+    run, after which its inputs are marked finished (memory does not depend on a wave's size: the
+    writers hold one paper's rows, see `transforms.write.parquet`)."""
+    size = max(1, max_inputs)
+    return [inputs[start:start + size] for start in range(0, len(inputs), size)]
 
 
 def _run_waves(config: CorpusConfig, options: PipelineOptions, pending: list[str]) -> list:
@@ -284,7 +271,7 @@ def _run_waves(config: CorpusConfig, options: PipelineOptions, pending: list[str
     finished as soon as it ends. Returns the Beam results (for their metrics)."""
     results = []
     rebuilt = {files.input_group(path) for path in config.inputs}
-    for wave in plan_waves(pending, config.inputs_per_wave, config.wave_bytes):
+    for wave in plan_waves(pending, config.inputs_per_wave):
         known = [f for f in manifests.committed_files(config.output, PAPERS.name)
                  if staging.group_of_file(f) not in rebuilt]
         known += files.list_files(files.join(staging.staging_dir(config.output), PAPERS.name), ".parquet")

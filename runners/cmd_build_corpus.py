@@ -57,8 +57,6 @@ def _validate(args: argparse.Namespace, source) -> None:
         raise UsageError("--project-name names one project: give one --input")
     if args.inputs_per_wave < 1:
         raise UsageError("--inputs-per-wave must be at least 1")
-    if args.wave_mb is not None and args.wave_mb <= 0:
-        raise UsageError("--wave-mb must be positive")
     if args.files_per_partition < 1:
         raise UsageError("--files-per-partition must be at least 1")
     for flag in ("max_submission_bytes", "max_files", "max_file_bytes", "paper_timeout", "include_depth",
@@ -78,22 +76,6 @@ def _validate_runner(options) -> None:
             create_runner(name)
         except (ValueError, ImportError) as exc:
             raise UsageError(f"--runner {name}: {exc}") from None
-
-
-IN_PROCESS_WAVE_MB = 4     # issue 18: 12 copies of the 2101 bundle (11 MB): 585 MB in one wave, 391 MB in 4 MB waves
-
-
-def _wave_bytes(args: argparse.Namespace, options) -> int | None:
-    """Input bytes per wave: --wave-mb, else a bound for the in-process FnApiRunner (its GroupByKeys
-    hold a wave's rows in memory). None elsewhere: other runners shuffle outside the launcher, and
-    local-parallel would start its worker processes again for every wave."""
-    from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
-
-    if args.wave_mb is not None:
-        return int(args.wave_mb * 1e6)
-    in_process = (options.view_as(StandardOptions).runner == "FnApiRunner"
-                  and options.view_as(DirectOptions).direct_running_mode == "in_memory")
-    return int(IN_PROCESS_WAVE_MB * 1e6) if in_process else None
 
 
 def _check_model_installed(embed) -> None:
@@ -222,7 +204,6 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
                       launcher_pid=os.getpid(), source_options=source_options(args))
     config = CorpusConfig(inputs=tuple(inputs), output=args.output, read=read, metadata=args.metadata,
                           files_per_partition=args.files_per_partition, inputs_per_wave=args.inputs_per_wave,
-                          wave_bytes=_wave_bytes(args, options),
                           describe=describe, embed=embed,
                           gpu_accelerator=args.gpu_accelerator)
     if _dry_run(options):

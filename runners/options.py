@@ -33,10 +33,6 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
                        help="inputs per pipeline run (default 32): each wave's inputs are marked "
                             "finished when it ends, so a killed run resumes after the last finished wave "
                             "(each wave reads the --metadata snapshot again)")
-    group.add_argument("--wave-mb", type=float, default=None, metavar="MB",
-                       help="input MB per wave besides --inputs-per-wave (default: 4 with --preset local, whose "
-                            "in-process runner holds a wave's rows in memory until its files are written; "
-                            "no bound on other runners); an input bigger than that is a wave alone")
     group.add_argument("--no-progress", action="store_true", default=False,
                        help="do not print progress lines on stderr")
     group.add_argument("--gpu-accelerator", default=None, metavar="HINT",

@@ -16,7 +16,6 @@ from pipelines.corpus import plan_waves
 from runners.cli import main
 from schemas import FAILURES, PAPERS, THEOREMS
 from transforms.corpus import normalize_latex
-from transforms.write.files import input_bytes
 from tests.conftest import REPO, SAMPLES
 
 pytestmark = pytest.mark.slow
@@ -173,22 +172,15 @@ def test_rerun_gives_identical_tables(corpus, tmp_path):
     assert dupes == 0
 
 
-def test_waves_bounded_by_input_bytes_write_the_same_tables(corpus, tmp_path):
-    sizes = {b: os.path.getsize(b) for b in BUNDLES}
-    assert plan_waves(BUNDLES, 32, None) == [BUNDLES]
-    assert plan_waves(BUNDLES, 2, None) == [BUNDLES[:2], BUNDLES[2:]]
-    assert plan_waves(BUNDLES, 32, sizes[BUNDLES[0]] + sizes[BUNDLES[1]]) == [BUNDLES[:2], BUNDLES[2:]]
-    assert plan_waves(BUNDLES, 32, 1) == [[b] for b in BUNDLES]      # bigger than the budget: alone
-    folder = tmp_path / "folder"
-    (folder / "sub").mkdir(parents=True)
-    (folder / "a.tex").write_bytes(b"x" * 10)
-    (folder / "sub" / "b.tex").write_bytes(b"y" * 5)
-    assert [input_bytes(str(folder)), input_bytes(BUNDLES[0])] == [15, sizes[BUNDLES[0]]]
+def test_waves_write_the_same_tables_and_leave_no_spilled_rows(corpus, tmp_path):
+    assert plan_waves(BUNDLES, 32) == [BUNDLES]
+    assert plan_waves(BUNDLES, 2) == [BUNDLES[:2], BUNDLES[2:]]
     output = tmp_path / "waves"
-    build(output, BUNDLES, "--wave-mb", "0.000001")
+    build(output, BUNDLES, "--inputs-per-wave", "1")
     manifest = json.loads((output / "manifest.json").read_text())
     assert manifest["metrics"]["thmforge.corpus/papers_read"] == 12
     assert table_files(output) == table_files(corpus)
+    assert not (output / "_staging").exists()        # the spilled rows went with the staging directory
 
 
 def test_incremental_runs_add_partitions_without_rewriting_old_ones(corpus, tmp_path):

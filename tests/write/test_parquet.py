@@ -13,6 +13,7 @@ from tests.write import commit_helpers
 from transforms.write import commit as staging
 from transforms.write import manifest as manifests
 from transforms.write.files import HIVE_NULL, list_files
+from transforms.write import parquet
 from transforms.write.parquet import WriteTable, parquet_bytes, partition_dir, part_file_name, relative_file_path
 
 LOCAL = PipelineOptions(["--runner=FnApiRunner", "--direct_running_mode=in_memory"])
@@ -88,6 +89,34 @@ def test_pipeline_writes_hive_partitions_that_duckdb_reads(tmp_path):
     got = con.execute("SELECT theorem_id, year FROM theorems ORDER BY theorem_id").fetchall()
     assert got == [("arxiv:a#0", 2021), ("arxiv:a#1", 1999), ("arxiv:b#0", None)]
     assert not os.path.exists(staging.staging_dir(str(tmp_path)))
+
+
+def test_rows_of_a_paper_that_arrive_apart_are_spilled_and_written_in_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(parquet, "SPILL_ROWS", 2)      # spill every two rows: each paper comes in pieces
+    rows = [theorem(f"arxiv:{p}", ordinal) for ordinal in (3, 1, 0, 2) for p in ("c", "a", "b")]
+    failures = [{"paper_id": paper_id, "stage": "read", "error_class": "x", "message": str(n),
+                 "bundle": "/in/arXiv_src_2101_001.tar"} for n, paper_id in enumerate([None, "arxiv:b", "arxiv:a"])]
+    _write(tmp_path, {THEOREMS: rows, FAILURES: failures})
+    staged = staging.staging_dir(str(tmp_path))
+    written = list_files(staged, ".parquet")
+    assert list_files(staged) == written                  # the spilled pieces are gone
+    by_table = {path.split("/_staging/")[1].split("/")[0]: path for path in written}
+    with open(by_table["theorems"], "rb") as handle:
+        assert handle.read() == parquet_bytes(THEOREMS, rows)
+    assert pq.read_table(by_table["theorems"]).column("theorem_id").to_pylist() == [
+        f"arxiv:{p}#{o}" for p in "abc" for o in range(4)]
+    assert pq.read_table(by_table["failures"]).column("paper_id").to_pylist() == ["arxiv:a", "arxiv:b", None]
+
+
+def test_a_file_bigger_than_a_row_group_is_written_one_row_group_at_a_time(monkeypatch):
+    rows = [theorem(f"arxiv:{p:03d}", o) for p in range(40) for o in range(3)]
+    whole = parquet_bytes(THEOREMS, rows)
+    monkeypatch.setattr(parquet, "ROW_GROUP_BYTES", 4 * THEOREMS.to_arrow(rows[:3]).nbytes)   # about 4 papers
+    grouped = parquet_bytes(THEOREMS, rows)
+    metadata = pq.ParquetFile(__import__("io").BytesIO(grouped)).metadata
+    assert pq.ParquetFile(__import__("io").BytesIO(whole)).metadata.num_row_groups == 1
+    assert metadata.num_row_groups == 10
+    assert pq.read_table(__import__("io").BytesIO(grouped)) == pq.read_table(__import__("io").BytesIO(whole))
 
 
 def test_commit_replaces_an_inputs_files_and_leaves_other_inputs_alone(tmp_path):

@@ -9,7 +9,9 @@ A run writes under `OUT/_staging/` (outside the table directories):
 - `_done/<group>.json`: the completion marker, written once the input's files are staged and its
   accounting adds up. A rerun of an interrupted run skips every input with a marker (datatrove's
   model: a finished input is never redone) and redoes only the others;
-- `_commit.json`: the commit plan, written before any file moves.
+- `_commit.json`: the commit plan, written before any file moves;
+- `_spill/`: rows on their way to their part file (`transforms.write.parquet`), removed once the
+  files are written, and by a rerun.
 
 The commit makes a new generation visible with one atomic step. Committed files are
 content-addressed (`part-<group>-<shard>-<sha256 prefix>.parquet`), so a new file never
@@ -36,6 +38,7 @@ from apache_beam.io.filesystems import FileSystems
 from schemas import EDGES, FAILURES, PAPERS, THEOREMS
 from transforms.write import files
 from transforms.write.files import list_files, read_bytes, replace_bytes
+from transforms.write.parquet import SPILL
 
 STAGING = "_staging"
 ACCOUNTING = "_inputs"
@@ -102,6 +105,7 @@ def discard_unfinished(output: str, groups: Iterable[str]) -> int:
             doomed.append(path)
             started.add(group)
     files.delete(doomed)
+    files.delete_tree(files.join(staging, SPILL))       # rows an interrupted attempt had not written yet
     return len(started)
 
 

@@ -77,23 +77,6 @@ def relative(path: str, root: str) -> str:
     return path[len(root.rstrip("/")) + 1:]
 
 
-def input_bytes(path: str) -> int:
-    """Bytes of one input: a file's (or object's) size, or the sum of the files below a folder or
-    prefix; 0 when the filesystem cannot say (a URL scheme Beam has no filesystem for)."""
-    if is_local(path) and os.path.isdir(path):
-        return sum(os.path.getsize(os.path.join(folder, name))
-                   for folder, _, names in os.walk(path) for name in names)
-    try:
-        (result,) = FileSystems.match([path])
-        sizes = [m.size_in_bytes for m in result.metadata_list]
-        if not sizes:
-            (result,) = FileSystems.match([join(path, "**")])
-            sizes = [m.size_in_bytes for m in result.metadata_list]
-    except (ValueError, OSError):      # BeamIOError is an OSError; an unknown scheme a ValueError
-        return 0
-    return sum(sizes)
-
-
 def delete(paths: Iterable[str]) -> None:
     present = [p for p in paths if FileSystems.exists(p)]
     if present:

@@ -14,6 +14,9 @@ same process before reading (the baseline: interpreter plus imports).
 --one-bundle all N copies in one bundle), and over one copy. Start-up is what one copy costs beyond its share of the work, so the LaTeX speed after
 start-up is (N - 1) copies of LaTeX / (CPU of N copies - CPU of one copy); peak RSS is the largest
 of the run's processes. Targets: >= 3 MB of LaTeX per CPU-second, peak <= 500 MB.
+
+--hostile: build-corpus over the inputs of tests/hostile/test_hostile_pipeline.py (every hostile
+case in one bundle, plus a truncated bundle), with that test's options. Target: peak < 1 GB.
 """
 from __future__ import annotations
 
@@ -127,6 +130,20 @@ def timed_build(inputs: list[pathlib.Path], extra: list[str]) -> tuple[float, fl
     return usage.ru_utime + usage.ru_stime, wall, max(usage.ru_maxrss, children.ru_maxrss) / 1024
 
 
+def hostile() -> int:
+    sys.path.insert(0, str(REPO / "tests" / "hostile"))
+    import hostile_cases
+    from tests.hostile.test_hostile_pipeline import write_inputs
+
+    with tempfile.TemporaryDirectory(prefix="thmforge-hostile-") as scratch:
+        inputs = write_inputs(pathlib.Path(scratch))
+        cpu, wall, rss = timed_build([pathlib.Path(inputs)],
+                                     ["--max-submission-bytes", str(hostile_cases.BOMB_LIMIT)])
+    print(f"hostile inputs: {cpu:.1f} CPU-s, {wall:.1f} s wall, peak RSS {rss:.0f} MB "
+          f"(target < 1024 MB: {'met' if rss < 1024 else 'NOT met'})")
+    return 0 if rss < 1024 else 1
+
+
 def end_to_end(copies: int, extra: list[str], one_bundle: bool = False) -> int:
     with tempfile.TemporaryDirectory(prefix="thmforge-copies-") as scratch:
         one, many = pathlib.Path(scratch, "one"), pathlib.Path(scratch, "many")
@@ -152,11 +169,14 @@ def main() -> int:
     parser.add_argument("--read", default=None, help=argparse.SUPPRESS)   # the measuring child process
     parser.add_argument("--end-to-end", type=int, default=0, metavar="N",
                         help="build-corpus over N copies of the shared 2101 bundle (see above)")
+    parser.add_argument("--hostile", action="store_true", help="build-corpus over the hostile test inputs")
     parser.add_argument("--one-bundle", action="store_true",
                         help="with --end-to-end: the N copies in one bundle instead of N bundles")
     parser.add_argument("--preset", default="local")
     parser.add_argument("build_args", nargs="*", help="more build-corpus arguments (after --)")
     args = parser.parse_args()
+    if args.hostile:
+        return hostile()
     if args.end_to_end:
         return end_to_end(args.end_to_end, ["--preset", args.preset, *args.build_args], args.one_bundle)
     if args.read:

@@ -52,9 +52,12 @@ class _CountingConverter:
     def __init__(self, converter):
         self.converter, self.calls = converter, 0
 
-    def latex_to_text(self, text: str) -> str:
+    def latex_to_text(self, text: str, **options) -> str:
         self.calls += 1
-        return self.converter.latex_to_text(text)
+        return self.converter.latex_to_text(text, **options)
+
+    def nodelist_to_text(self, nodes) -> str:       # one construct the fast path hands over: not counted
+        return self.converter.nodelist_to_text(nodes)
 
 
 def _results(corpora: str):

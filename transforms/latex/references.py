@@ -254,6 +254,8 @@ def resolve_references(prose: str, refs: References, verbatim: Callable[[str], s
             pos = got[2]
             keys = _names(got)
             note = got[0][-1].strip() if got[0] else ""
+            if note and depth < _MAX_DEPTH:          # `\cite[\href{url}{Tag 0117}]{k}`: links in the note too
+                note = resolve_references(note, refs, verbatim, depth + 1)
             out.append(verbatim("[" + _citation(keys, refs)))     # the note is prose: it is rendered
             out.append(f", {note}" if note else "")
             out.append(verbatim("]"))

@@ -2,8 +2,11 @@
 
 pylatexenc's latex2text is the slow part of extraction, and it has nothing to do for math (which
 stays verbatim) or for prose without commands. So the statement is split once into prose and math
-pieces, math is swapped for private-use placeholders, and only prose that has commands goes
-through one latex2text call. Any exception there falls back to a regex rendering and is recorded.
+pieces, math is swapped for private-use placeholders, and prose with commands goes through a fast
+path that renders the common ones itself and hands any other construct (an accent, `\\vdash`, a
+`tabular`) to latex2text alone, node by node, instead of the whole prose. Only prose the fast path
+cannot vouch for goes through one latex2text call; an exception there falls back to a regex
+rendering and is recorded.
 """
 from __future__ import annotations
 
@@ -64,7 +67,7 @@ def _known_to_pylatexenc() -> tuple[frozenset[str], frozenset[str]]:
 _PYLATEXENC_MACROS, _PYLATEXENC_ENVIRONMENTS = _known_to_pylatexenc()
 
 # The prose commands the fast path renders itself, exactly as latex2text does (a test holds the two
-# equal); prose with anything else goes to latex2text.
+# equal); anything else pylatexenc knows goes to latex2text one construct at a time.
 _STYLE_COMMANDS = frozenset({"emph", "textbf", "textit", "textsc", "textsl", "textnormal", "textrm",
                              "textsf", "text", "underline"})
 _SILENT_COMMANDS = frozenset({"noindent", "par", "newline", "medskip", "bigskip", "smallskip", "qedhere"})
@@ -154,10 +157,47 @@ def fallback_text(latex: str) -> str:
 
 
 def fast_prose(prose: str) -> Optional[str]:
-    """latex2text's rendering of prose that uses only the commands above; None for anything else."""
+    """latex2text's rendering of prose, None when the fast path cannot vouch for it (latex2text renders all)."""
+    return _fast_prose(prose)[0]
+
+
+def fast_path_report(prose: str) -> tuple[Optional[str], list[str]]:
+    """(the construct that sends the whole prose to latex2text or None, the constructs handed to it one by one)."""
+    delegated: list[str] = []
+    return _fast_prose(prose, delegated)[1], delegated
+
+
+class _Delegate:
+    """latex2text on one construct: pylatexenc's parser reads the node starting at a position (a macro with
+    its arguments, an environment, a special character) and latex2text renders that node alone. latex2text
+    renders a node list as the concatenation of its nodes (with `strict_latex_spaces=False`, i.e. its
+    "macros" preset), so this is what latex2text prints for that node inside the whole prose."""
+
+    def __init__(self, prose: str, names: Optional[list[str]]):
+        self.prose, self.names, self.walker = prose, names, None
+
+    def __call__(self, start: int, name: str) -> Optional[tuple[str, int]]:
+        try:
+            if self.walker is None:
+                self.walker = latexwalker.LatexWalker(self.prose, latex_context=_WALKER_CONTEXT)
+            nodes, at, length = self.walker.get_latex_nodes(pos=start, read_max_nodes=1)
+            text = _converter.nodelist_to_text(nodes)
+        except Exception:                    # latex2text on the whole prose decides (or fails, recorded)
+            return None
+        if at + length <= start:             # nothing read (a lone backslash): no progress, no vouching
+            return None
+        if self.names is not None:
+            self.names.append(name)
+        return text, at + length
+
+
+def _fast_prose(prose: str, delegated: Optional[list[str]] = None) -> tuple[Optional[str], Optional[str]]:
+    """(latex2text's rendering, None), or (None, the construct neither the fast path nor a one-node
+    latex2text call could render)."""
     out: list[str] = []
     pos = 0
     n = len(prose)
+    delegate = _Delegate(prose, delegated)
     while True:
         m = _FAST_TOKEN_RE.search(prose, pos)
         if not m:
@@ -165,59 +205,79 @@ def fast_prose(prose: str) -> Optional[str]:
         out.append(prose[pos:m.start()])
         pos = m.end()
         word, symbol, ligature = m.group(1), m.group(2), m.group(3)
+        obstacle = None
         if ligature is not None:
             out.append(_LIGATURES[ligature])
             continue
         if symbol is not None:
-            if symbol not in _CONTROL_SYMBOLS or (symbol == "\\" and prose.startswith(("[", "*"), pos)):
-                return None
-            out.append(_CONTROL_SYMBOLS[symbol])
-            continue
-        if word is None:
-            return None
-        unknown = word not in _PYLATEXENC_MACROS and word not in ("begin", "end")
-        if not unknown and pos < n and prose[pos] == "*":
-            return None
-        pos = skip_spaces(prose, pos)              # TeX: spaces after a control word are skipped
-        if unknown or word in _STYLE_COMMANDS or word in _SILENT_COMMANDS:
-            continue
-        elif word in _SYMBOL_COMMANDS:
-            out.append(_SYMBOL_COMMANDS[word])
-        elif word == "item":
-            if prose.startswith("[", skip_spaces(prose, pos)):
-                return None
-            out.append("\n  * ")
-        elif word in ("begin", "end"):
-            got = group(prose, pos, 100) if prose.startswith("{", pos) else None
-            if got is None or got[0] not in _LIST_ENVS and got[0] in _PYLATEXENC_ENVIRONMENTS:
-                return None
-            pos = got[1]
-            if got[0] not in _PYLATEXENC_ENVIRONMENTS:
+            if symbol in _CONTROL_SYMBOLS and not (symbol == "\\" and prose.startswith(("[", "*"), pos)):
+                out.append(_CONTROL_SYMBOLS[symbol])
                 continue
-            env = got[0]
-            if word == "begin" and env != "center" and prose.startswith("[", pos):
-                option = _PLAIN_OPTION_RE.match(prose, pos)    # `[(a)]`; anything nested: latex2text decides
-                if option is None:
-                    return None
-                pos = option.end()
-            out.append(_LIST_ENVS[env] if word == "end" or env == "center" else "")
-        elif word == "footnote":                       # latex2text prints its text in brackets
-            got = group(prose, pos, n) if prose.startswith("{", pos) else None
-            inner = fast_prose(got[0]) if got is not None else None
-            if inner is None:
-                return None
-            pos = got[1]
-            out.append(f"[{inner}]")
-        elif word in _ONE_ARGUMENT_COMMANDS:
-            got = group(prose, pos, 500) if prose.startswith("{", pos) else None
-            if got is None:
-                return None
-            pos = got[1]
-            out.append(_ONE_ARGUMENT_COMMANDS[word])
+            obstacle = "\\" + symbol
+        elif word is None:
+            obstacle = m.group(4)
+        elif word not in _PYLATEXENC_MACROS and word not in ("begin", "end"):
+            pos = skip_spaces(prose, pos)          # TeX: spaces after a control word are skipped
+            continue
+        elif pos < n and prose[pos] == "*":
+            obstacle = f"\\{word}*"
         else:
-            return None
+            pos = skip_spaces(prose, pos)
+            obstacle, pos = _fast_command(prose, word, pos, out)
+        if obstacle is not None:
+            got = delegate(m.start(), obstacle)
+            if got is None:
+                return None, obstacle
+            out.append(got[0])
+            pos = got[1]
     out.append(prose[pos:])
-    return "".join(out)
+    return "".join(out), None
+
+
+def _fast_command(prose: str, word: str, pos: int, out: list[str]) -> tuple[Optional[str], int]:
+    """(None, where it ends) after rendering a command pylatexenc knows into `out`; (what it is, pos)
+    when the fast path does not render it itself."""
+    if word in _STYLE_COMMANDS or word in _SILENT_COMMANDS:
+        return None, pos
+    if word in _SYMBOL_COMMANDS:
+        out.append(_SYMBOL_COMMANDS[word])
+        return None, pos
+    if word == "item":
+        if prose.startswith("[", skip_spaces(prose, pos)):
+            return "\\item[]", pos
+        out.append("\n  * ")
+        return None, pos
+    if word in ("begin", "end"):
+        got = group(prose, pos, 100) if prose.startswith("{", pos) else None
+        if got is None:
+            return f"\\{word}", pos
+        env = got[0]
+        if env not in _PYLATEXENC_ENVIRONMENTS:
+            return None, got[1]
+        if env not in _LIST_ENVS:
+            return f"\\{word}{{{env}}}", pos
+        pos = got[1]
+        if word == "begin" and env != "center" and prose.startswith("[", pos):
+            option = _PLAIN_OPTION_RE.match(prose, pos)    # `[(a)]`; anything nested: latex2text decides
+            if option is None:
+                return f"\\begin{{{env}}}[...]", pos
+            pos = option.end()
+        out.append(_LIST_ENVS[env] if word == "end" or env == "center" else "")
+        return None, pos
+    if word == "footnote":                       # latex2text prints its text in brackets
+        got = group(prose, pos, len(prose)) if prose.startswith("{", pos) else None
+        inner = _fast_prose(got[0])[0] if got is not None else None
+        if inner is None:
+            return "\\footnote", pos
+        out.append(f"[{inner}]")
+        return None, got[1]
+    if word in _ONE_ARGUMENT_COMMANDS:
+        got = group(prose, pos, 500) if prose.startswith("{", pos) else None
+        if got is None:
+            return f"\\{word}", pos
+        out.append(_ONE_ARGUMENT_COMMANDS[word])
+        return None, got[1]
+    return f"\\{word}", pos
 
 
 @functools.lru_cache(maxsize=64)

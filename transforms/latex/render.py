@@ -32,9 +32,9 @@ MATH_ENVS = ("equation", "equation*", "align", "align*", "gather", "gather*", "m
 DRAWING_ENVS = ("tikzpicture", "tikzcd", "pgfpicture", "picture", "xy", "asy", "circuitikz")
 _ALIGNED = {"align", "eqnarray", "flalign", "alignat"}
 _GATHERED = {"gather", "multline"}
-_OPEN_RE = re.compile(
-    r"(?P<paren>\\\()|(?P<bracket>\\\[)|(?P<escaped>\\[^A-Za-z])|(?P<dd>\$\$)|(?P<d>\$)"
-    r"|\\begin\s*\{(?P<env>" + "|".join(re.escape(e) for e in MATH_ENVS + DRAWING_ENVS) + r")\}")
+_OPEN_RE = re.compile(   # one leading `$` or backslash first: the engine then tries few alternatives per character
+    r"\$(?P<dd>\$)?|\\(?:(?P<paren>\()|(?P<bracket>\[)|begin\s*\{(?P<env>"
+    + "|".join(re.escape(e) for e in MATH_ENVS + DRAWING_ENVS) + r")\}|(?P<escaped>[^A-Za-z]))")
 _CLOSE_RE = {
     "d": re.compile(r"(?:[^$\\]++|\\.)*+\$", re.S),
     "dd": re.compile(r"(?:[^$\\]++|\\.|\$(?!\$))*+\$\$", re.S),
@@ -86,7 +86,10 @@ def normalize_space(text: str) -> str:
 
 
 def _math_piece(kind: str, content: str, env: Optional[str] = None) -> str:
-    content = _SPACE_RE.sub(" ", _LABEL_RE.sub("", content)).strip()
+    """The math as `$...$` or `$$...$$`, labels dropped; its inner whitespace is left to `normalize_space`."""
+    if "\\label" in content:
+        content = _LABEL_RE.sub("", content)
+    content = content.strip()
     if kind in ("d", "paren"):
         return f"${content}$"
     if env:
@@ -100,14 +103,18 @@ def _math_piece(kind: str, content: str, env: Optional[str] = None) -> str:
     return f"$${content}$$"
 
 
+_DELIMITER_WIDTH = {"d": 1, "dd": 2, "paren": 2, "bracket": 2}
+
+
 def split_math(latex: str) -> tuple[str, list[str]]:
     """(prose with math replaced by placeholders, the math pieces as `$...$` / `$$...$$`)."""
     prose: list[str] = []
     maths: list[str] = []
     pos = 0
     n = len(latex)
+    search = _OPEN_RE.search
     while pos < n:
-        m = _OPEN_RE.search(latex, pos)
+        m = search(latex, pos)
         if not m:
             break
         if m.group("escaped"):
@@ -126,14 +133,13 @@ def split_math(latex: str) -> tuple[str, list[str]]:
                 continue
             piece = _math_piece("env", latex[m.end():content_end], env)
         else:
-            kind = m.lastgroup
+            kind = "dd" if m.group("dd") else "d" if m.lastgroup is None else m.lastgroup
             close = _CLOSE_RE[kind].match(latex, m.end())
             if close is None:               # unbalanced: the rest is prose
                 prose.append(latex[m.start():])
                 pos = n
                 break
-            width = {"d": 1, "dd": 2, "paren": 2, "bracket": 2}[kind]
-            piece = _math_piece(kind, latex[m.end():close.end() - width])
+            piece = _math_piece(kind, latex[m.end():close.end() - _DELIMITER_WIDTH[kind]])
             after = close.end()
         prose.append(f" \ue000{len(maths)}\ue001 " if piece.startswith("$$") else f"\ue000{len(maths)}\ue001")
         maths.append(piece)

@@ -72,7 +72,21 @@ _STYLE_COMMANDS = frozenset({"emph", "textbf", "textit", "textsc", "textsl", "te
                              "textsf", "text", "underline"})
 _SILENT_COMMANDS = frozenset({"noindent", "par", "newline", "medskip", "bigskip", "smallskip", "qedhere"})
 _LIST_ENVS = {"enumerate": "", "itemize": "", "description": "", "center": "\n"}
-_SYMBOL_COMMANDS = {"ldots": "\u2026", "dots": "\u2026"}
+
+
+def _symbols() -> dict[str, str]:
+    """Control words latex2text replaces by a fixed string (`\\vdash` -> "\u22a2", `\\oe` -> "\u0153") and
+    pylatexenc's parser gives no arguments: the fast path prints that string itself."""
+    db = latex2text.get_default_latex_context_db()
+    symbols = {}
+    for name in {spec.macroname for spec in db.iter_macro_specs() if spec.macroname.isalpha()}:
+        replacement, parsed = db.get_macro_spec(name).simplify_repl, _WALKER_CONTEXT.get_macro_spec(name)
+        if isinstance(replacement, str) and "%" not in replacement and (parsed is None or not parsed.args_parser.argspec):
+            symbols[name] = replacement
+    return symbols
+
+
+_SYMBOL_COMMANDS = _symbols()
 _ONE_ARGUMENT_COMMANDS = {"color": "", "vspace": "\n", "hspace": ""}
 _CONTROL_SYMBOLS = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", " ": " ", ",": " ", "\\": "\n"}
 _LIGATURES = {"---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", "~": " ", "{": "", "}": "",

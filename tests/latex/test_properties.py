@@ -80,7 +80,7 @@ def _is_crash(event) -> bool:
 
 
 def _check(result, started):
-    assert time.monotonic() - started < LIMITS.timeout_s + 3
+    assert time.process_time() - started < LIMITS.timeout_s + 3
     assert isinstance(result.statements, list)
     for event in result.events:
         assert event.stage and event.error_class
@@ -93,12 +93,12 @@ COMMON = dict(deadline=None, database=None, suppress_health_check=[HealthCheck.t
 
 def extract_submission_property(body, preamble, included):
     files = {"main.tex": _document(body + "\\input{part}", preamble[:400]), "part.tex": included.encode("utf-8", "replace")}
-    started = time.monotonic()
+    started = time.process_time()
     _check(extract_submission(files, limits=LIMITS), started)
 
 
 def segment_only_property(body, raw):
-    started = time.monotonic()
+    started = time.process_time()
     _check(segment_only({"a.tex": _document(body), "b.tex": raw, "c/d.sty": raw}, limits=LIMITS), started)
 
 
@@ -172,7 +172,9 @@ def test_common_constructs_take_the_fast_path_and_render_as_latex2text_does(pros
 
 @pytest.mark.parametrize("size", [2_000_000])
 def test_pathological_single_line_input_finishes(size):
+    """Bounded by the per-paper timeout, which counts CPU time: so does this test (a loaded machine
+    stretches wall time, not the work done)."""
     line = ("{[$\\begin{theorem}" * (size // 18))[:size]
-    started = time.monotonic()
+    started = time.process_time()
     result = extract_submission({"a.tex": _document(line)}, limits=Limits(timeout_s=10))
-    assert time.monotonic() - started < 15 and isinstance(result.events, list)
+    assert time.process_time() - started < 15 and isinstance(result.events, list)

@@ -31,7 +31,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from schemas import INSTANCES
-from transforms.bench.instances import GENERATOR_VERSION, build_instance, canonical_json
+from transforms.bench.instances import GENERATOR_VERSION, Exemplars, build_instance, canonical_json
 from transforms.bench.registry import get_task
 from transforms.bench.release import ALL_SUITES, DEFAULT_PER_CELL, SUITES, Cell, release_cells
 from transforms.write import files
@@ -42,25 +42,33 @@ STAGING = "_staging_bench"
 OUTPUTS = ("instances", "instances.jsonl", "hf", "manifest.json")
 
 
-def shards(cells: Iterable[Cell], size: int = SHARD_SIZE) -> list[tuple[str, str, str, int, int]]:
-    """(task id, difficulty, variant, first index, end index) slices of every cell."""
-    return [(c.task_id, c.difficulty, c.variant, start, min(start + size, c.count))
-            for c in cells for start in range(0, c.count, size)]
+def shards(cells: Iterable[Cell], size: int = SHARD_SIZE) -> list[tuple[str, str, tuple, int, int]]:
+    """(task id, variant, ((difficulty, count), ...), first index, end index) slices of the cells of
+    each (task, variant): the difficulties of one index share its k-shot exemplars."""
+    groups: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for c in cells:
+        groups.setdefault((c.task_id, c.variant), []).append((c.difficulty, c.count))
+    return [(task_id, variant, tuple(counts), start, min(start + size, max(n for _, n in counts)))
+            for (task_id, variant), counts in groups.items()
+            for start in range(0, max(n for _, n in counts), size)]
 
 
 class BuildInstances(beam.DoFn):
-    """One shard of a cell -> its instance rows."""
+    """One shard of a (task, variant) -> its instance rows, every difficulty of an index together."""
 
     def __init__(self, seed: int):
         self.seed = seed
         self.built = Metrics.counter("bench", "instances")
 
     def process(self, shard):
-        task_id, difficulty, variant, start, stop = shard
+        task_id, variant, counts, start, stop = shard
         task = get_task(task_id)
         for index in range(start, stop):
-            self.built.inc()
-            yield build_instance(task, difficulty, index, self.seed, variant)
+            exemplars = Exemplars(task, variant, index, self.seed)
+            for difficulty, count in counts:
+                if index < count:
+                    self.built.inc()
+                    yield build_instance(task, difficulty, index, self.seed, variant, exemplars)
 
 
 def partition_dir(root: str, suite: str, category: str) -> str:

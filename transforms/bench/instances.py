@@ -31,39 +31,66 @@ def instance_id(task: Task, difficulty: str, variant: str, index: int, seed: int
 
 def draw_spec(task: Task, difficulty: str, variant: str, *keys: Any) -> tuple[int, dict]:
     """(length, spec as parsed canonical JSON) from a generator keyed by `keys`."""
+    length, spec, _ = _draw(task, difficulty, variant, *keys)
+    return length, spec
+
+
+def _draw(task: Task, difficulty: str, variant: str, *keys: Any) -> tuple[int, dict, str]:
+    """`draw_spec` with the spec's canonical JSON text, which callers compare and store."""
     rng = rng_for(*keys, task.id, difficulty, variant)
     lo, hi = DIFFICULTY_LENGTHS[difficulty]
     length = rng.randint(lo, hi)
-    return length, json.loads(canonical_json(task.make_spec(rng, length, variant)))
+    text = canonical_json(task.make_spec(rng, length, variant))
+    return length, json.loads(text), text
 
 
-def exemplars(task: Task, variant: str, index: int, seed: int, avoid: str) -> list[dict]:
-    """Three solved exemplars for k-shot prompts; none has the instance's spec text `avoid`."""
-    found, attempt = [], 0
-    while len(found) < EXEMPLARS:
-        _, spec = draw_spec(task, task.difficulties[0], variant, "exemplar", seed, index, attempt)
-        attempt += 1
-        if canonical_json(spec) == avoid:
-            continue
-        parts = task.prompt(spec)
-        found.append({"setup": parts.setup, "question": parts.question, "answer": task.solve(spec)})
-    return found
+class Exemplars:
+    """The k-shot exemplars of one (task, variant, index, seed), drawn once on demand: their keys
+    omit the difficulty, so every difficulty of an index shares them (a third of the release's
+    generation time when each instance drew its own)."""
+
+    def __init__(self, task: Task, variant: str, index: int, seed: int):
+        self.task, self.index, self.seed = task, index, seed
+        self.variant = variant if variant in task.variants else task.variants[0]
+        self._drawn: list[tuple[str, dict]] = []
+
+    def _attempt(self, attempt: int) -> tuple[str, dict]:
+        while len(self._drawn) <= attempt:
+            _, spec, text = _draw(self.task, self.task.difficulties[0], self.variant, "exemplar", self.seed,
+                                  self.index, len(self._drawn))
+            parts = self.task.prompt(spec)
+            self._drawn.append((text, {"setup": parts.setup, "question": parts.question,
+                                       "answer": self.task.solve(spec)}))
+        return self._drawn[attempt]
+
+    def avoiding(self, spec_text: str) -> list[dict]:
+        """Three solved exemplars, none with the instance's spec text."""
+        found, attempt = [], 0
+        while len(found) < EXEMPLARS:
+            text, exemplar = self._attempt(attempt)
+            attempt += 1
+            if text != spec_text:
+                found.append(exemplar)
+        return found
 
 
-def build_instance(task: Task, difficulty: str, index: int, seed: int, variant: str = "") -> dict:
-    """One row of the `instances` table."""
-    length, spec = draw_spec(task, difficulty, variant, seed, index)
+def build_instance(task: Task, difficulty: str, index: int, seed: int, variant: str = "",
+                   exemplars: Exemplars | None = None) -> dict:
+    """One row of the `instances` table; `exemplars` may be shared with the index's other difficulties."""
+    length, spec, text = _draw(task, difficulty, variant, seed, index)
     return instance_row(task, spec, task.solve(spec), instance_id=instance_id(task, difficulty, variant, index, seed),
-                        difficulty=difficulty, variant=variant, index=index, seed=seed, length=length)
+                        difficulty=difficulty, variant=variant, index=index, seed=seed, length=length,
+                        exemplars=exemplars, spec_text=text)
 
 
 def instance_row(task: Task, spec: dict, answer: Any, *, instance_id: str, difficulty: str, variant: str, index: int,
-                 seed: int | None, length: int, generator_version: str = GENERATOR_VERSION) -> dict:
+                 seed: int | None, length: int, generator_version: str = GENERATOR_VERSION,
+                 exemplars: Exemplars | None = None, spec_text: str | None = None) -> dict:
     """The `instances` row of a spec with its ground-truth answer (generated here, or imported);
     k-shot exemplars come from the task's own generator (seed 0 for an imported spec)."""
-    spec_text = canonical_json(spec)
-    exemplar_variant = variant if variant in task.variants else task.variants[0]
-    parts = parts_record(task.prompt(spec), exemplars(task, exemplar_variant, index, seed or 0, spec_text))
+    spec_text = spec_text or canonical_json(spec)
+    exemplars = exemplars or Exemplars(task, variant, index, seed or 0)
+    parts = parts_record(task.prompt(spec), exemplars.avoiding(spec_text))
     return {
         "instance_id": instance_id,
         "suite": task.suite,

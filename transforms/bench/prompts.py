@@ -35,7 +35,7 @@ def normalize_mode(mode: str) -> str:
 
 def parts_record(parts: PromptParts, exemplars: list[dict]) -> dict:
     """The JSON-ready record stored in the `prompt_parts` column."""
-    return {**dataclasses.asdict(parts), "exemplars": exemplars}
+    return {**{f.name: getattr(parts, f.name) for f in dataclasses.fields(parts)}, "exemplars": exemplars}
 
 
 def render(parts: Mapping[str, Any], mode: str = DEFAULT_MODE, description: str = DEFAULT_DESCRIPTION) -> str:

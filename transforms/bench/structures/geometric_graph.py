@@ -44,12 +44,17 @@ def _validated(spec: dict) -> tuple[list[list[int]], int]:
 
 
 def adjacency(points: list[list[int]], threshold: int) -> list[list[int]]:
+    """Each point's neighbours within the threshold, nearest first (ties by index); each pair's
+    distance is computed once."""
     limit = threshold * threshold
-    lists = []
+    near: list[list[tuple[int, int]]] = [[] for _ in points]
     for i, point in enumerate(points):
-        near = [(squared_distance(point, other), j) for j, other in enumerate(points) if j != i]
-        lists.append([j for d, j in sorted(near) if d <= limit])
-    return lists
+        for j in range(i + 1, len(points)):
+            distance = squared_distance(point, points[j])
+            if distance <= limit:
+                near[i].append((distance, j))
+                near[j].append((distance, i))
+    return [[j for _, j in sorted(pairs)] for pairs in near]
 
 
 def solve_construct(spec: dict) -> list[list[int]]:

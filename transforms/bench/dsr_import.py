@@ -517,6 +517,9 @@ def parse_traversal(task_id: str) -> Callable[[list[Line], list[Line]], DsrItem]
 
 
 # --- red-black trees given with their colours: rbt_input_{d}.txt, one block per instance ---------
+# DSR-Bench evaluates construct_compound from these files but has no evaluation for insert and delete:
+# the released rbt_input files come from another draw than the insert/delete answers (their key sets
+# differ, while the insert and delete files agree with each other), so those blocks fail, each named.
 
 COLOURS = {"b": "B", "r": "R"}
 

@@ -14,12 +14,16 @@ JSON keys: rows, build_s, build_vectors_per_s, index_bytes, rss_build_mb, rss_se
 cli_cold_s, p50_ms, p95_ms, p99_ms, recall_at_10, recall_at_10_filtered; and, because wall time on a
 shared machine measures the load, CPU seconds: build_cpu_s, build_vectors_per_cpu_s, encode_s and
 encode_vectors_per_cpu_s (the Beam job that trains and encodes, without the merge and the search
-table), cli_cold_cpu_s, lexical_cold_s, lexical_cold_cpu_s, and rss_search_mb (cold vector CLI).
+table), cli_cold_cpu_s, lexical_cold_s, lexical_cold_cpu_s, rss_search_mb (cold vector CLI), and the
+server's CPU ms per request (serve_cpu_ms). The p50/p95/p99 keys time the held-out paragraphs as
+queries (median 100 tokens: the query embedding alone is about 55 ms of CPU); short_* time their
+first SHORT_WORDS words, one client at a time and from CONCURRENT clients at once (short_c4_*).
 For a quick check use a small size (`--rows 20000 --queries 20`).
 """
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -51,6 +55,8 @@ KIND_WEIGHTS = {"theorem": 0.3, "lemma": 0.25, "proposition": 0.15, "definition"
 CATEGORIES = ["math.AG", "math.NT", "math.CO", "math.PR", "math.AP", "math.DG", "math.GT", "math.FA",
               "math.RT", "math.LO", "cs.DS", "hep-th"]
 FILTER = {"kinds": ["lemma"], "year_from": 2015, "year_to": 2020}
+SHORT_WORDS = 10    # a typed query: the first words of a held-out paragraph (about 35 tokens with its LaTeX)
+CONCURRENT = 4      # clients at once for the concurrent measurement
 THMFORGE = [sys.executable, "-m", "runners.cli"]
 
 
@@ -122,8 +128,17 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def serve_queries(root: pathlib.Path, env: dict, queries: list[str]) -> tuple[list[float], list, list, float]:
-    """Latencies (ms), top-10 ids without and with the filter, peak RSS MB of `thmforge serve`."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (all its threads)."""
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def serve_queries(root: pathlib.Path, env: dict, queries: list[str]) -> dict:
+    """`thmforge serve` answering the queries over HTTP: latencies (ms) and the server's CPU ms per
+    request, one client at a time, for the held-out paragraphs (with and without the filter: their
+    top-10 ids) and for short queries (their first SHORT_WORDS words), then the short queries from
+    CONCURRENT clients at once; and the server's peak RSS MB."""
     process = subprocess.Popen(THMFORGE + ["serve", str(root), "--port", "0"], stderr=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, env=env, cwd=REPO, text=True)
     started = queue.Queue()
@@ -141,24 +156,34 @@ def serve_queries(root: pathlib.Path, env: dict, queries: list[str]) -> tuple[li
         if url is None:
             raise RuntimeError("serve did not start")
 
-        def ask(query, extra):
-            body = json.dumps({"query": query, "n_results": 10, **extra}).encode()
+        def ask(query, extra=None):
+            body = json.dumps({"query": query, "n_results": 10, **(extra or {})}).encode()
             request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
             start = time.perf_counter()
             with urllib.request.urlopen(request) as response:
                 result = json.load(response)
             return (time.perf_counter() - start) * 1e3, [h["theorem_id"] for h in result["results"]]
 
-        ask(queries[0], {})
-        latencies, plain, filtered = [], [], []
-        for query in queries:
-            ms, ids = ask(query, {})
-            latencies.append(ms)
-            plain.append(ids)
-            ms, ids = ask(query, FILTER)
-            latencies.append(ms)
-            filtered.append(ids)
-        return latencies, plain, filtered, peak_rss_mb(process.pid)
+        def measured(requests, clients=1):
+            """(latencies, top-10 ids, server CPU ms per request) of `requests` (query, extra)."""
+            cpu = cpu_seconds(process.pid)
+            if clients == 1:
+                answers = [ask(*r) for r in requests]
+            else:
+                with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+                    answers = list(pool.map(lambda r: ask(*r), requests))
+            cpu_ms = (cpu_seconds(process.pid) - cpu) * 1e3 / len(requests)
+            return [ms for ms, _ in answers], [ids for _, ids in answers], cpu_ms
+
+        ask(queries[0])
+        short = [" ".join(q.split()[:SHORT_WORDS]) for q in queries]
+        plain = measured([(q, None) for q in queries])
+        filtered = measured([(q, FILTER) for q in queries])
+        alone = measured([(q, None) for q in short])
+        together = measured([(q, None) for q in short], clients=CONCURRENT)
+        return {"latencies": plain[0] + filtered[0], "plain": plain[1], "filtered": filtered[1],
+                "cpu_ms": (plain[2] + filtered[2]) / 2, "short": alone[0], "short_cpu_ms": alone[2],
+                "concurrent": together[0], "concurrent_cpu_ms": together[2], "rss": peak_rss_mb(process.pid)}
     finally:
         process.terminate()
         process.wait()
@@ -204,20 +229,27 @@ def main() -> None:
         cli_s, cli_cpu_s, rss_search, _ = run_measured(THMFORGE + ["search", str(root), queries[0], "--format", "json"], env)
         lexical_s, lexical_cpu_s, _, _ = run_measured(
             THMFORGE + ["search", str(root), "bounded sequence", "--mode", "lexical", "--format", "json"], env)
-        latencies, plain, filtered, rss_serve = serve_queries(root, env, queries)
+        served = serve_queries(root, env, queries)
+        latencies, plain, filtered = served["latencies"], served["plain"], served["filtered"]
         exact_plain, exact_filtered = exact_top10(root, queries)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     result = {
         "rows": args.rows, "build_s": round(build_s, 2), "build_vectors_per_s": round(args.rows / build_s),
-        "index_bytes": index_bytes, "rss_build_mb": round(rss_build), "rss_serve_mb": round(rss_serve),
+        "index_bytes": index_bytes, "rss_build_mb": round(rss_build), "rss_serve_mb": round(served["rss"]),
         "build_cpu_s": round(build_cpu_s, 2), "build_vectors_per_cpu_s": round(args.rows / build_cpu_s),
         "encode_s": encode_s, "encode_vectors_per_cpu_s": round(args.rows / encode_cpu_s),
         "rss_search_mb": round(rss_search), "cli_cold_s": round(cli_s, 2), "cli_cold_cpu_s": round(cli_cpu_s, 2),
         "lexical_cold_s": round(lexical_s, 2), "lexical_cold_cpu_s": round(lexical_cpu_s, 2),
         "p50_ms": round(percentile(latencies, 0.5), 1),
         "p95_ms": round(percentile(latencies, 0.95), 1), "p99_ms": round(percentile(latencies, 0.99), 1),
+        "serve_cpu_ms": round(served["cpu_ms"], 1),
+        "short_p50_ms": round(percentile(served["short"], 0.5), 1),
+        "short_p95_ms": round(percentile(served["short"], 0.95), 1), "short_cpu_ms": round(served["short_cpu_ms"], 1),
+        f"short_c{CONCURRENT}_p50_ms": round(percentile(served["concurrent"], 0.5), 1),
+        f"short_c{CONCURRENT}_p95_ms": round(percentile(served["concurrent"], 0.95), 1),
+        f"short_c{CONCURRENT}_cpu_ms": round(served["concurrent_cpu_ms"], 1),
         "recall_at_10": round(recall_at_k(plain, exact_plain, 10), 4),
         "recall_at_10_filtered": round(recall_at_k(filtered, exact_filtered, 10), 4),
     }

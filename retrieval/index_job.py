@@ -4,13 +4,12 @@ Plan (driver): every theorems Parquet file is a shard with a fixed first doc id;
 indexed with the same size keep their shard, new or changed files get new ones. Beam job: when
 the representation has no quantizer yet, sample vectors from every file and train the IVF-PQ
 quantizer (one worker); then encode the new shards in parallel, each writing its PQ codes and its
-stored vectors. Driver: merge the shards' inverted lists into one memory-mapped file, rebuild the
+rows of the stored vectors file. Driver: merge the shards' inverted lists into one memory-mapped file, rebuild the
 search table with its BM25 index, and replace the records. An incremental `build-corpus` run thus
 encodes only its new files; the merge and the search table are rewritten (I/O, no encoding).
 """
 from __future__ import annotations
 
-import io
 import pathlib
 import shutil
 import time
@@ -65,7 +64,7 @@ def _concatenate(blocks) -> np.ndarray:
 
 
 class EncodeShard(beam.DoFn):
-    """Encode one theorem file with the trained quantizer; write its codes and stored vectors."""
+    """Encode one theorem file with the trained quantizer; write its codes and its stored rows."""
 
     def __init__(self, root: str, directory: str, column: str):
         self.root, self.directory, self.column = root, directory, column
@@ -74,9 +73,8 @@ class EncodeShard(beam.DoFn):
         codes, stored, encoded = vector_index.encode_shard(quantizer, str(pathlib.Path(self.root) / shard.file),
                                                            self.column, shard.base)
         folder = pathlib.Path(self.directory) / vector_index.SHARDS / str(shard.base)
-        buffer = io.BytesIO()
-        np.save(buffer, stored)
-        _write_bytes(folder / "vectors.npy", buffer.getvalue())
+        vector_index.write_stored_rows(pathlib.Path(self.directory) / vector_index.STORED, shard.base, stored)
+        (folder / "vectors.npy").unlink(missing_ok=True)     # a shard of format 2 kept its own
         _write_bytes(folder / vector_index.SHARD_LISTS, codes)
         _ENCODED.inc(encoded)
         yield shard.base, encoded
@@ -129,8 +127,8 @@ def _theorems_with_doc_ids(con: duckdb.DuckDBPyConnection, root: pathlib.Path, s
 
 
 def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
-    """Write `DIR/index/search.duckdb`: the search table with the planned doc ids and its BM25
-    index, built into a new file that then replaces the old one. Its row count."""
+    """Write `DIR/index/search.duckdb`: the search table with the planned doc ids, an index on doc
+    and its BM25 index, built into a new file that then replaces the old one. Its row count."""
     target = root / vector_index.INDEX_DIR / vector_index.SEARCH_DB
     temporary = target.with_name(target.name + ".tmp")
     temporary.unlink(missing_ok=True)
@@ -142,6 +140,8 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
             rows = materialize(con, theorems="located_theorems", doc="t.doc", persistent=True)
         else:
             rows = materialize(con, persistent=True)
+        # an ART on doc: a query's hits are read by doc id, ten lookups instead of a table scan
+        con.execute("CREATE UNIQUE INDEX search_corpus_doc ON search_corpus (doc)")
         lexical.build_index(con)
         con.execute("CHECKPOINT")
     finally:
@@ -174,9 +174,10 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
         _ = pipeline | "BuildVectorShards" >> BuildVectorShards(root, directory, column, shards, to_encode,
                                                                  quantizer, fraction, lists)
         pipeline.run().wait_until_finish()
+        stored_rows = (directory / vector_index.STORED).stat().st_size // (4 * info.dim)
         for shard in to_encode:
             folder = directory / vector_index.SHARDS / str(shard.base)
-            if not (folder / vector_index.SHARD_LISTS).is_file() or not (folder / "vectors.npy").is_file():
+            if not (folder / vector_index.SHARD_LISTS).is_file() or stored_rows < shard.base + shard.rows:
                 raise RuntimeError(f"index shard {folder} was not written")
             encoded[shard.base] = shard.rows
     encoded = {b: n for b, n in encoded.items() if b in planned}

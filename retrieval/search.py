@@ -360,7 +360,7 @@ class Searcher:
             return ranked
         docs = [d for d, _ in ranked]
         texts = dict(self.cursor().execute(
-            "SELECT doc, coalesce(description, snippet_text) FROM search_corpus WHERE list_contains(?, doc)",
+            "SELECT doc, coalesce(description, snippet_text) FROM search_corpus WHERE doc = ANY(?::BIGINT[])",
             [docs]).fetchall())
         scores = self.reranker.score(query, [texts[d] for d in docs])
         return sorted(zip(docs, scores), key=lambda item: -item[1])
@@ -370,8 +370,8 @@ class Searcher:
         if not ranked:
             return []
         docs = [d for d, _ in ranked]
-        rows = self.cursor().execute(
-            f"SELECT doc, {', '.join(_HIT_COLUMNS)} FROM search_corpus WHERE list_contains(?, doc)", [docs]
+        rows = self.cursor().execute(     # `= ANY` looks up the index's ART on doc (list_contains scans)
+            f"SELECT doc, {', '.join(_HIT_COLUMNS)} FROM search_corpus WHERE doc = ANY(?::BIGINT[])", [docs]
         ).fetchall()
         by_doc = {row[0]: row[1:] for row in rows}
         hits = []

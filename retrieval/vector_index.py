@@ -7,9 +7,10 @@ Layout (written by `retrieval.index_job`, read by `VectorIndex`):
 and per representation, under DIR/index/<representation>/:
   index.json          the encoded shards, the dimension and the current merged index's name
   quantizer.index     faiss IVF-PQ, trained on a sample and empty: every shard encodes with it
-  shards/<base>/      one per theorems Parquet file: `lists.ivl` (its vectors' inverted lists: PQ
-                      codes and ids = doc ids, without the quantizer, which is stored once) and
-                      `vectors.npy` (its rows' unit vectors, float32, zeros where none)
+  shards/<base>/      one per theorems Parquet file: `lists.ivl`, its vectors' inverted lists (PQ
+                      codes and ids = doc ids, without the quantizer, which is stored once)
+  vectors.f32         the stored unit vectors, float32, row = doc id (zeros where a row has none):
+                      each shard writes its rows at its base, so re-scoring reads one mapped file
   merged-<n>.index    the shards' inverted lists merged (faiss `merge_ondisk`) into one on-disk
   merged-<n>.ivfdata  index, memory-mapped at search time
 
@@ -39,10 +40,11 @@ MANIFEST = "index.json"
 QUANTIZER = "quantizer.index"
 SHARDS = "shards"
 SHARD_LISTS = "lists.ivl"   # a shard's inverted lists (faiss `write_InvertedLists`)
-SHARD_FORMAT = 2            # manifests of older shards (a full index per shard) are re-encoded
+SHARD_FORMAT = 3            # manifests of older shards (a full index or vectors.npy per shard) are re-encoded
+STORED = "vectors.f32"
 PQ_BYTES = 48               # bytes per vector in the shortlist's codes (384 floats: 8 dims a byte)
 MAX_LISTS = 4096
-TRAIN_PER_LIST = 64         # k-means sample: faiss warns under 39 points a centroid
+TRAIN_PER_LIST = 40         # k-means sample: faiss warns under 39 points a centroid (64: 1M rows train 20 s CPU longer)
 NPROBE = 48
 SHORTLIST = 200             # candidates re-scored exactly (at least 10 per result) up to SHORTLIST_ROWS rows
 SHORTLIST_ROWS = 100_000
@@ -128,6 +130,20 @@ def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
 def pq_bytes(dim: int) -> int:
     """PQ sub-quantizers: PQ_BYTES when it divides `dim`, else the largest divisor below it."""
     return next(m for m in range(min(PQ_BYTES, dim), 0, -1) if dim % m == 0)
+
+
+def write_stored_rows(path: pathlib.Path, base: int, rows: np.ndarray) -> None:
+    """Write `rows` at row `base` of the stored vectors file (shards write disjoint ranges of it in
+    parallel; rows never written read as zeros)."""
+    data = np.ascontiguousarray(rows, dtype=np.float32).tobytes()
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        offset, view = base * rows.shape[1] * 4, memoryview(data)
+        while view:
+            written = os.pwrite(descriptor, view, offset)
+            offset, view = offset + written, view[written:]
+    finally:
+        os.close(descriptor)
 
 
 def encode_shard(quantizer: bytes, path: str, column: str, base: int) -> tuple[bytes, np.ndarray, int]:
@@ -264,23 +280,19 @@ class VectorIndex:
         self.exact_filter_rows = exact_filter_rows
         self.doc_limit = max((s.base + s.rows for s in self.shards), default=0)
         self.shortlist = shortlist or shortlist_size(self.doc_limit)
-        self._stored: dict[int, np.ndarray] = {}
-
-    def _vectors(self, shard: Shard) -> np.ndarray:
-        if shard.base not in self._stored:
-            self._stored[shard.base] = np.load(self.directory / SHARDS / str(shard.base) / "vectors.npy", mmap_mode="r")
-        return self._stored[shard.base]
+        path = directory / STORED
+        rows = path.stat().st_size // (4 * self.dim) if path.is_file() else 0
+        if rows < self.doc_limit:
+            raise ValueError(f"{path}: holds {rows} stored vectors, the shards need {self.doc_limit}")
+        self._stored = (np.memmap(path, dtype=np.float32, mode="r", shape=(self.doc_limit, self.dim))
+                        if self.doc_limit else None)
 
     def stored(self, docs: np.ndarray) -> np.ndarray:
-        """The stored unit vectors of `docs` (zeros for a doc without one)."""
+        """The stored unit vectors of `docs` (zeros for a doc without one); sorted docs read in order."""
         docs = np.asarray(docs, dtype=np.int64)
-        out = np.zeros((len(docs), self.dim), dtype=np.float32)
-        owners = np.searchsorted(self.bases, docs, side="right") - 1
-        for owner in np.unique(owners):         # one fancy-indexed read per shard, not one per doc
-            rows = np.flatnonzero(owners == owner)
-            shard = self.shards[owner]
-            out[rows] = self._vectors(shard)[docs[rows] - shard.base]
-        return out
+        if self._stored is None:
+            return np.zeros((len(docs), self.dim), dtype=np.float32)
+        return np.asarray(self._stored[docs])
 
     def _rescored(self, query: np.ndarray, docs: np.ndarray, k: int) -> list[tuple[int, float]]:
         docs = np.unique(docs[docs >= 0])
@@ -339,14 +351,16 @@ class VectorIndex:
         if allowed is not None:
             return self._rescored(query, allowed, k)
         top_docs, top_scores = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        for shard in self.shards:
-            vectors = self._vectors(shard)
-            for start in range(0, shard.rows, SCAN_ROWS):
-                block = np.asarray(vectors[start:start + SCAN_ROWS])
+        with open(self.directory / STORED, "rb") as file:       # read, not mapped: the scan stays out of RSS
+            blocks = [(shard.base + start, min(SCAN_ROWS, shard.rows - start))
+                      for shard in self.shards for start in range(0, shard.rows, SCAN_ROWS)]
+            for first, count in blocks:
+                file.seek(first * self.dim * 4)
+                block = np.fromfile(file, dtype=np.float32, count=count * self.dim).reshape(count, self.dim)
                 scores = block @ query
                 empty = np.flatnonzero(scores == 0)
                 scores[empty[~block[empty].any(axis=1)]] = -np.inf     # rows without a vector
-                docs = np.arange(shard.base + start, shard.base + start + len(scores))
+                docs = np.arange(first, first + len(scores))
                 keep = np.argpartition(-scores, min(k, len(scores) - 1))[:k] if len(scores) > k else slice(None)
                 top_docs = np.concatenate([top_docs, docs[keep]])
                 top_scores = np.concatenate([top_scores, scores[keep]])

@@ -60,6 +60,8 @@ def test_index_layout_and_answers_equal_in_memory_search(indexed_corpus, corpus_
                 assert sorted(h.theorem_id for h in got) == sorted(h.theorem_id for h in want)
                 assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-4)
     assert {h.kind for h in indexed.search("compact", 3, lemmas)} == {"lemma"}
+    # hits are read by doc id through an index of the search table, not a scan
+    assert indexed.con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'search_corpus'").fetchone()[0] == 1
 
 
 def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
@@ -69,6 +71,12 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
     shard_lists = list((synthetic_corpus / "index" / "description" / "shards").rglob(vector_index.SHARD_LISTS))
     lists_bytes = sum(p.stat().st_size for p in shard_lists)    # codes and ids, no copy of the quantizer
     assert lists_bytes <= 12_000 * (index.index.code_size + 8) + len(shard_lists) * (8 * index.nlist + 64)
+    stored = synthetic_corpus / "index" / "description" / vector_index.STORED
+    assert stored.stat().st_size == index.doc_limit * index.dim * 4     # one file, row = doc id
+    assert not list(stored.parent.rglob("vectors.npy"))
+    for shard in index.shards:
+        present, matrix = vector_index.read_vectors(str(synthetic_corpus / shard.file), "embedding")
+        assert np.array_equal(index.stored(present + shard.base), matrix)
     rng = np.random.default_rng(11)
     queries = index.stored(rng.choice(12_000, 30, replace=False)) + rng.normal(0, 0.02, (30, 16)).astype(np.float32)
     found = [[d for d, _ in index.search(q, 10)] for q in queries]

@@ -284,15 +284,27 @@ class VectorIndex:
         rows = path.stat().st_size // (4 * self.dim) if path.is_file() else 0
         if rows < self.doc_limit:
             raise ValueError(f"{path}: holds {rows} stored vectors, the shards need {self.doc_limit}")
-        self._stored = (np.memmap(path, dtype=np.float32, mode="r", shape=(self.doc_limit, self.dim))
-                        if self.doc_limit else None)
+        # read with pread, not mapped: pages a mapping touches count as the process's resident memory,
+        # and re-scoring over many queries and filters would touch most of a 10M-row file
+        self._stored_fd = os.open(path, os.O_RDONLY) if self.doc_limit else None
+
+    def __del__(self):
+        if getattr(self, "_stored_fd", None) is not None:
+            os.close(self._stored_fd)
 
     def stored(self, docs: np.ndarray) -> np.ndarray:
-        """The stored unit vectors of `docs` (zeros for a doc without one); sorted docs read in order."""
+        """The stored unit vectors of `docs` (zeros for a doc without one); each run of consecutive
+        docs is one read, so sorted docs read in file order."""
         docs = np.asarray(docs, dtype=np.int64)
-        if self._stored is None:
-            return np.zeros((len(docs), self.dim), dtype=np.float32)
-        return np.asarray(self._stored[docs])
+        out = np.zeros((len(docs), self.dim), dtype=np.float32)
+        if self._stored_fd is None or not len(docs):
+            return out
+        row_bytes = self.dim * 4
+        breaks = np.flatnonzero(np.diff(docs) != 1) + 1
+        for start, stop in zip(np.concatenate(([0], breaks)), np.concatenate((breaks, [len(docs)]))):
+            data = os.pread(self._stored_fd, int(stop - start) * row_bytes, int(docs[start]) * row_bytes)
+            out[start:stop] = np.frombuffer(data, dtype=np.float32).reshape(-1, self.dim)
+        return out
 
     def _rescored(self, query: np.ndarray, docs: np.ndarray, k: int) -> list[tuple[int, float]]:
         docs = np.unique(docs[docs >= 0])

@@ -19,14 +19,17 @@ from retrieval.search import REPRESENTATIONS
 
 SLACK = 0.01          # shortlist below the threshold too: the index's stored vectors are float32 copies
 MAX_SHORTLIST = 65_536
+INDEX_FROM_ROWS = 10_000   # `--embedding-search auto` uses the index from this many rows (measured crossover)
 PQ_MARGIN = 0.2       # PQ scores of 48-byte codes run low (at 20k rows, cosine >= 0.75: by 0.03 typically, 0.15 at most)
 
 
 class IndexNeighbours:
     """Picklable (paths only); opens the index memory-mapped on first use in each worker."""
 
-    def __init__(self, root: str, representation: str, threshold: float, shortlist: int = vector_index.SHORTLIST):
+    def __init__(self, root: str, representation: str, threshold: float, rows: int,
+                 shortlist: int = vector_index.SHORTLIST):
         self.root = root
+        self.rows = rows
         self.representation = representation
         self.threshold = threshold
         self.shortlist = shortlist
@@ -103,4 +106,4 @@ def open_neighbours(root: str, threshold: float) -> Optional[IndexNeighbours]:
     shards = vector_index.fresh_plan(pathlib.Path(root))
     if shards is None or vector_index.open_index(pathlib.Path(root), representation, shards) is None:
         return None
-    return IndexNeighbours(root, representation, threshold)
+    return IndexNeighbours(root, representation, threshold, sum(s.rows for s in shards))

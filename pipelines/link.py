@@ -105,6 +105,7 @@ def _linked_row(joined) -> Iterator[dict]:
         yield {"theorem_id": row["theorem_id"], "compared": row["new"], "llm_done": not list(groups["failed"])}
 
 
+@beam.typehints.with_output_types(tuple[str, dict])     # the main output; signatures go tagged
 class _TextKeys(beam.DoFn):
     def __init__(self):
         self.short = beam.metrics.Metrics.counter(METRICS_NAMESPACE, "statements_too_short_for_text")
@@ -117,7 +118,7 @@ class _TextKeys(beam.DoFn):
         member = {k: row[k] for k in ("theorem_id", "paper_id", "new")}
         for key in link.band_keys(signature):
             yield key, member
-        yield "signature", (row["theorem_id"], signature)
+        yield beam.pvalue.TaggedOutput("signature", (row["theorem_id"], signature))
 
 
 class TextRestatements(beam.PTransform):
@@ -128,11 +129,9 @@ class TextRestatements(beam.PTransform):
         self.threshold = threshold
 
     def expand(self, statements):
-        keyed = statements | "BandKeys" >> beam.ParDo(_TextKeys())
-        signatures = (keyed | "Signatures" >> beam.Filter(lambda kv: kv[0] == "signature")
-                      | "BySignatureId" >> beam.Map(lambda kv: kv[1]))
-        pairs = (keyed
-                 | "Bands" >> beam.Filter(lambda kv: kv[0] != "signature")
+        keyed = statements | "BandKeys" >> beam.ParDo(_TextKeys()).with_outputs("signature", main="bands")
+        signatures = keyed.signature
+        pairs = (keyed.bands
                  | "ByBand" >> beam.GroupByKey()
                  | "Candidates" >> beam.FlatMap(lambda kv: link.candidate_pairs(list(kv[1])))
                  | "Distinct" >> beam.Distinct())
@@ -289,9 +288,11 @@ class KeepCurrentEdges(beam.PTransform):
         self.edge_files = edge_files
 
     def expand(self, statements):
-        ids = statements | "Ids" >> beam.Map(lambda r: (r["theorem_id"], None))
         earlier = (statements.pipeline | "EdgeFiles" >> beam.Create(self.edge_files)
                    | "ReadEdges" >> beam.FlatMap(read_edges))
+        if not self.edge_files:     # a first run: nothing to check against every statement
+            return earlier
+        ids = statements | "Ids" >> beam.Map(lambda r: (r["theorem_id"], None))
         return _present(_present(earlier, ids, "src_theorem_id"), ids, "dst_theorem_id")
 
 

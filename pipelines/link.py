@@ -13,6 +13,7 @@ from typing import Callable, Iterator, Optional, Sequence
 import apache_beam as beam
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -28,7 +29,8 @@ from transforms.write.parquet import WriteTable, shard_of
 LINKED_DIR = "_link"
 METRICS_NAMESPACE = "thmforge.link"
 Neighbours = Callable[[np.ndarray], list]   # unit query vectors -> per query, [(file, row), ...]
-_COLUMNS = ["theorem_id", "paper_id", "source", "year", "statement_text", "embedding", "statement_embedding"]
+_VECTOR_COLUMNS = ("statement_embedding", "embedding")
+_COLUMNS = ["theorem_id", "paper_id", "source", "year", "statement_text", *_VECTOR_COLUMNS]
 _LLM_COLUMNS = ["ordinal", "kind", "display_name", "number", "label", "proof_text", "proof_latex"]
 
 
@@ -39,14 +41,30 @@ def read_statements(path: str, output: str, proofs: bool = False) -> list[dict]:
     with FileSystems.open(path) as handle:
         table = pq.read_table(handle)
     present = [c for c in _COLUMNS + (_LLM_COLUMNS if proofs else []) if c in table.column_names]
-    rows = table.select(present).to_pylist()
+    rows = table.select([c for c in present if c not in _VECTOR_COLUMNS]).to_pylist()
+    vectors = statement_vectors(table)
     partition = partition_values(path)
     relative = files.relative(path, output)
-    for number, row in enumerate(rows):
-        row.update(partition, file=relative, row=number)
-        row["vector"] = row.pop("statement_embedding", None) or row.pop("embedding", None)
-        row.pop("embedding", None)
+    for number, (row, vector) in enumerate(zip(rows, vectors)):
+        row.update(partition, file=relative, row=number, vector=vector)
     return rows
+
+
+def statement_vectors(table: pa.Table) -> list[Optional[np.ndarray]]:
+    """Per row, its statement vector, else its description vector, else None, as a float32 array:
+    an array crosses a Beam shuffle as one buffer, a list of floats one float at a time."""
+    vectors: list[Optional[np.ndarray]] = [None] * table.num_rows
+    for column in _VECTOR_COLUMNS[::-1]:        # the statement vector, read last, wins
+        if column not in table.column_names:
+            continue
+        values = table.column(column).combine_chunks()
+        lengths = pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False)
+        for dim in np.unique(lengths[lengths > 0]):
+            rows = np.flatnonzero(lengths == dim)
+            flat = values.take(pa.array(rows)).flatten().to_numpy(zero_copy_only=False)
+            for number, vector in zip(rows, np.asarray(flat, dtype=np.float32).reshape(len(rows), int(dim))):
+                vectors[number] = vector
+    return vectors
 
 
 def partition_values(path: str) -> dict:
@@ -87,6 +105,7 @@ def _linked_row(joined) -> Iterator[dict]:
         yield {"theorem_id": row["theorem_id"], "compared": row["new"], "llm_done": not list(groups["failed"])}
 
 
+@beam.typehints.with_output_types(tuple[str, dict])     # the main output; signatures go tagged
 class _TextKeys(beam.DoFn):
     def __init__(self):
         self.short = beam.metrics.Metrics.counter(METRICS_NAMESPACE, "statements_too_short_for_text")
@@ -99,7 +118,7 @@ class _TextKeys(beam.DoFn):
         member = {k: row[k] for k in ("theorem_id", "paper_id", "new")}
         for key in link.band_keys(signature):
             yield key, member
-        yield "signature", (row["theorem_id"], signature)
+        yield beam.pvalue.TaggedOutput("signature", (row["theorem_id"], signature))
 
 
 class TextRestatements(beam.PTransform):
@@ -110,11 +129,9 @@ class TextRestatements(beam.PTransform):
         self.threshold = threshold
 
     def expand(self, statements):
-        keyed = statements | "BandKeys" >> beam.ParDo(_TextKeys())
-        signatures = (keyed | "Signatures" >> beam.Filter(lambda kv: kv[0] == "signature")
-                      | "BySignatureId" >> beam.Map(lambda kv: kv[1]))
-        pairs = (keyed
-                 | "Bands" >> beam.Filter(lambda kv: kv[0] != "signature")
+        keyed = statements | "BandKeys" >> beam.ParDo(_TextKeys()).with_outputs("signature", main="bands")
+        signatures = keyed.signature
+        pairs = (keyed.bands
                  | "ByBand" >> beam.GroupByKey()
                  | "Candidates" >> beam.FlatMap(lambda kv: link.candidate_pairs(list(kv[1])))
                  | "Distinct" >> beam.Distinct())
@@ -271,9 +288,11 @@ class KeepCurrentEdges(beam.PTransform):
         self.edge_files = edge_files
 
     def expand(self, statements):
-        ids = statements | "Ids" >> beam.Map(lambda r: (r["theorem_id"], None))
         earlier = (statements.pipeline | "EdgeFiles" >> beam.Create(self.edge_files)
                    | "ReadEdges" >> beam.FlatMap(read_edges))
+        if not self.edge_files:     # a first run: nothing to check against every statement
+            return earlier
+        ids = statements | "Ids" >> beam.Map(lambda r: (r["theorem_id"], None))
         return _present(_present(earlier, ids, "src_theorem_id"), ids, "dst_theorem_id")
 
 
@@ -322,7 +341,7 @@ class LinkStatements(beam.PTransform):
         staged = staging.staging_dir(cfg.output)
         asking = self.llm is not None      # without an endpoint, a failed request stays pending
         linked_now = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"] or asking and r["ask"])
-                      | "LinkedNowById" >> beam.Map(lambda r: (r["theorem_id"], r)))
+                      | "LinkedNowById" >> beam.Map(lambda r: (r["theorem_id"], {"theorem_id": r["theorem_id"], "new": r["new"]})))
         linked_rows = ({"row": linked_now, "failed": failed | "FailedById" >> beam.Map(lambda i: (i, None))}
                        | "JoinFailed" >> beam.CoGroupByKey()
                        | "LinkedRows" >> beam.FlatMap(_linked_row))

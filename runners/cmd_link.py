@@ -6,7 +6,8 @@
 
 Adds `restates` edges (method `text`: the same normalized text, notation renamed, by MinHash LSH;
 method `embedding`: cosine of the statement vectors at or above the threshold, candidates from the
-corpus's vector index when one covers it, decided on the full vectors) to OUTPUT/edges/ and records
+corpus's vector index when one covers a corpus of 10,000 statements or more, decided on the full
+vectors) to OUTPUT/edges/ and records
 the thresholds in manifest.json. Incremental: only statements not linked by an earlier run are
 compared (against the whole corpus); edges of statements that no longer exist (a paper rebuilt
 with changed statements) are dropped. Any other --option is a Beam pipeline option.
@@ -17,6 +18,7 @@ import argparse
 import os
 import sys
 
+from retrieval.link_candidates import INDEX_FROM_ROWS, open_neighbours
 from runners.presets import add_preset_argument, apply_preset, check_services
 from schemas.errors import UsageError
 
@@ -32,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--embedding-search", choices=("auto", "index", "exact"), default="auto",
                         help="embedding candidates from the corpus's vector index (DIR/index/, built by "
                              "`thmforge index` or build-corpus) re-scored exactly, or an exact scan; "
-                             "auto: the index when it covers the corpus (default)")
+                             "auto (default): the index when it covers a corpus of at least "
+                             f"{INDEX_FROM_ROWS:,} statements (below, the exact scan is as fast), else exact")
     llm = parser.add_argument_group("llm edges (off unless an endpoint is given)")
     llm.add_argument("--llm-endpoint", default=None,
                      help="OpenAI-compatible chat API (e.g. http://127.0.0.1:8000/v1; key in THMFORGE_LLM_API_KEY) "
@@ -65,11 +68,11 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     neighbours = None
     if args.embedding_search != "exact":
-        from retrieval.link_candidates import open_neighbours
-
         neighbours = open_neighbours(args.dir, args.embedding_threshold)
         if neighbours is None and args.embedding_search == "index":
             raise UsageError(f"{args.dir}: no vector index covering the corpus (run `thmforge index {args.dir}`)")
+        if neighbours is not None and args.embedding_search == "auto" and neighbours.rows < INDEX_FROM_ROWS:
+            neighbours = None
     search = f"index:{neighbours.representation}" if neighbours is not None else "exact"
     config = LinkConfig(output=args.dir, embedding_threshold=args.embedding_threshold,
                         text_threshold=args.text_threshold, shard_size=args.shard_size)

@@ -181,3 +181,33 @@ def test_link_refuses_index_search_without_an_index(tmp_path, capsys):
     corpus = _clustered_corpus(tmp_path / "corpus", rows=20)
     assert main(["link", str(corpus), "--embedding-search", "index"]) == 2
     assert "no vector index covering the corpus" in capsys.readouterr().err
+
+
+def test_auto_search_scans_a_corpus_below_the_crossover_and_uses_the_index_above(tmp_path, monkeypatch):
+    from runners import cmd_link
+
+    corpus = _clustered_corpus(tmp_path / "corpus", rows=120)
+    assert main(["index", str(corpus)]) == 0
+    assert main(["link", str(corpus)]) == 0
+    assert json.loads((corpus / "manifest.json").read_text())["link"]["embedding_search"] == "exact"
+    monkeypatch.setattr(cmd_link, "INDEX_FROM_ROWS", 120)
+    assert main(["link", str(corpus)]) == 0
+    assert json.loads((corpus / "manifest.json").read_text())["link"]["embedding_search"] == "index:description"
+
+
+def test_a_shortlist_full_of_neighbours_asks_again_until_it_has_them_all(tmp_path):
+    from retrieval.link_candidates import IndexNeighbours, open_neighbours
+
+    corpus = _clustered_corpus(tmp_path / "corpus")
+    assert main(["index", str(corpus)]) == 0
+    found = open_neighbours(str(corpus), 0.8)
+    neighbours = IndexNeighbours(found.root, found.representation, 0.8, found.rows, shortlist=4)
+    located = [((str(path.relative_to(corpus)), row), np.asarray(vector, dtype=np.float32))
+               for path in sorted((corpus / "theorems").rglob("*.parquet"))
+               for row, vector in enumerate(pq.read_table(path).column("embedding").to_pylist())]
+    matrix = link.unit_rows(v for _, v in located)
+    cosines = matrix @ matrix.T
+    shortlists = neighbours(matrix)
+    wanted = [{located[j][0] for j in np.flatnonzero(row >= 0.8)} for row in cosines]
+    assert max(map(len, wanted)) > 4 * 4          # some queries outgrow the shortlist twice over
+    assert all(w <= set(s) for w, s in zip(wanted, shortlists))

@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-# From a line start: text up to the first `%` not escaped by a backslash, then the comment.
-_LINE_COMMENT_RE = re.compile(r"(?m)^((?:[^\\%\n]++|\\.)*+)%[^\n]*")
 _CONDITIONAL_RE = re.compile(r"\\(?:(iffalse)|(if[A-Za-z@]*)|(else)|(fi))(?![A-Za-z@])")
 _NEWIF_RE = re.compile(r"\\newif\s*\\(if[A-Za-z@]+)")
 # TeX's conditionals (and the usual \newif ones); etoolbox's \ifdefempty{..}{..}{..} and ifthen's
@@ -31,10 +29,31 @@ def blank_keeping_lines(text: str) -> str:
 
 
 def strip_line_comments(text: str) -> str:
-    """`text` without `%` comments; the newline ending a commented line stays."""
-    if "%" not in text:
+    """`text` without `%` comments; the newline ending a commented line stays.
+
+    A `%` starts a comment unless an odd run of backslashes comes just before it (`\\%` is escaped,
+    `\\\\%` is a line break then a comment): only the `%` signs are visited, with `str.find`.
+    """
+    find = text.find
+    percent = find("%")
+    if percent < 0:
         return text
-    return _LINE_COMMENT_RE.sub(r"\1", text)
+    out: list[str] = []
+    pos = 0
+    while percent >= 0:
+        backslash = percent
+        while backslash > pos and text[backslash - 1] == "\\":
+            backslash -= 1
+        if (percent - backslash) % 2:
+            percent = find("%", percent + 1)
+            continue
+        out.append(text[pos:percent])
+        pos = find("\n", percent)
+        if pos < 0:
+            return "".join(out)
+        percent = find("%", pos)
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def strip_comment_environments(text: str, names: Iterable[str] = DEFAULT_COMMENT_ENVS) -> str:

@@ -33,7 +33,7 @@ def is_source_name(path: str) -> bool:
 
 
 def document_class(text: str) -> Optional[str]:
-    m = _DOCUMENTCLASS_RE.search(text[:200_000])
+    m = _DOCUMENTCLASS_RE.search(text, 0, 200_000)
     return m.group(1) if m else None
 
 
@@ -97,8 +97,8 @@ def score_main_candidate(path: str, text: str, included: set[str], content: Opti
     if "\\maketitle" in text:
         score += 1
     content = text if content is None else content
-    score += min(len(_SECTION_RE.findall(content)), 5)
-    score += min(len(_THEOREM_RE.findall(content)), 3)
+    score += _count_upto(_SECTION_RE, content, 5)
+    score += _count_upto(_THEOREM_RE, content, 3)
     score += min(len(content) // 100_000, 5)          # the document that reaches the most text
     stem = path[:-4] if path.endswith(".tex") else path
     if stem in included or posixpath.basename(stem) in included:
@@ -106,6 +106,16 @@ def score_main_candidate(path: str, text: str, included: set[str], content: Opti
     if _PENALIZED_NAME_RE.search(posixpath.basename(path)):
         score -= 4
     return score
+
+
+def _count_upto(pattern: re.Pattern, text: str, cap: int) -> int:
+    """Matches of `pattern` in `text`, counted up to `cap` (the search stops there)."""
+    count = 0
+    for _ in pattern.finditer(text):
+        count += 1
+        if count == cap:
+            break
+    return count
 
 
 def _wrapper_scores(texts: Mapping[str, str], own: dict[str, int]) -> dict[str, int]:

@@ -50,7 +50,8 @@ _OPENS_DISPLAY_RE = re.compile(
     r"\\begin\s*\{(" + "|".join(sorted(NUMBERED_EQUATION_ENVS)) + r")\}"
     r"|\\csname\s*(" + "|".join(sorted(NUMBERED_EQUATION_ENVS)) + r")\s*\\endcsname"
     r"|\\(" + "|".join(sorted(NUMBERED_EQUATION_ENVS)) + r")(?![A-Za-z@*])")
-_EQUATION_SCAN_RE = re.compile(r"\\begin\{[^{}]*\}|\\end\{[^{}]*\}|\\(?:nonumber|notag|tag)(?![A-Za-z])|\\\\|\\.|[{}]", re.S)
+# Escaped braces are read as one token so they do not count; other escapes cannot start a token.
+_EQUATION_SCAN_RE = re.compile(r"\\begin\{[^{}]*\}|\\end\{[^{}]*\}|\\(?:nonumber|notag|tag)(?![A-Za-z])|\\\\|\\[{}]|[{}]")
 
 
 def _roman(n: int) -> str:
@@ -133,6 +134,11 @@ def count_equation_numbers(env: str, body: str) -> int:
         return 0
     if base == "eqnarray":
         base = "align"
+    if "\\nonumber" not in body and "\\notag" not in body and "\\tag" not in body:
+        if base in _SINGLE_NUMBER_ENVS:
+            return 1
+        if "\\\\" not in body:                  # one row
+            return 1 if body.strip() else 0
     rows: list[bool] = []     # per finished row: does it print a number?
     row_suppressed = any_suppressed = False
     row_start = 0

@@ -74,7 +74,15 @@ def group(text: str, pos: int, max_len: int = DEFAULT_MAX_GROUP) -> Optional[tup
     if pos >= len(text) or text[pos] not in _GROUP_CHARS:
         return None
     opener = text[pos]
-    stop = _balanced_stop(text, pos + 1, min(len(text), pos + max_len), _GROUP_CHARS[opener], opener == "{")
+    end = min(len(text), pos + max_len)
+    closer = "}" if opener == "{" else "]"
+    close = text.find(closer, pos + 1, end)
+    if close < 0:                       # only that character can end the group
+        return None
+    if text.find("\\", pos + 1, close) < 0 and text.find("{", pos + 1, close) < 0 and (
+            opener == "{" or text.find("}", pos + 1, close) < 0):
+        return text[pos + 1:close], close + 1      # nothing nested or escaped before it: no scan
+    stop = _balanced_stop(text, pos + 1, end, _GROUP_CHARS[opener], opener == "{")
     return None if stop is None else (text[pos + 1:stop.start()], stop.end())
 
 

@@ -96,9 +96,9 @@ class _Frame:
 @functools.lru_cache(maxsize=64)
 def _token_re(label_macros: frozenset[str]) -> re.Pattern:
     labels = "|".join(sorted((re.escape(n) for n in label_macros), key=len, reverse=True))
-    return re.compile(
-        r"(?:\\expandafter\s*(?=\\(?:begin|end)\s*\\expandafter))?"                       # \expandafter\begin\expandafter{\x}
-        r"\\(?:(?P<be>begin|end)(?:\s*\\expandafter)?\s*\{(?P<env>[^{}\s]{1,80})\}"
+    return re.compile(       # one leading backslash: the engine looks for it, not for every alternative everywhere
+        r"\\(?:expandafter\s*(?=\\(?:begin|end)\s*\\expandafter)\\)?"                   # \expandafter\begin\expandafter{\x}
+        r"(?:(?P<be>begin|end)(?:\s*\\expandafter)?\s*\{(?P<env>[^{}\s]{1,80})\}"
         r"|csname\s*(?P<csend>end)?(?P<csenv>[A-Za-z@]{1,80}\*?)\s*\\endcsname"     # \csname lemma\endcsname
         r"|(?P<sec>part|chapter|section|subsection|subsubsection|paragraph)(?![A-Za-z@])(?P<star>\*?)"
         r"|(?P<app>appendix)(?![A-Za-z@])"

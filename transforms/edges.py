@@ -121,14 +121,15 @@ def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str]) -> li
             if not latex:
                 continue
             counts: collections.Counter = collections.Counter()
-            for method, pattern in (("ref", _REF_RE), ("blueprint", _USES_RE)):
-                for m in pattern.finditer(latex):
+            has_ref = "ref" in latex                    # each pattern needs its word: most texts skip the scans
+            for method, pattern, needed in (("ref", _REF_RE, has_ref), ("blueprint", _USES_RE, "\\uses" in latex)):
+                for m in pattern.finditer(latex) if needed else ():
                     for label in split_top_level(m.group(1)):
                         label = label.strip()
                         if label and (method == "blueprint" or label in by_label):
                             counts[(method, label)] += 1
             if names is not None:
-                for name, number in names.finditer(_REF_RE.sub(" ", latex)):
+                for name, number in names.finditer(_REF_RE.sub(" ", latex) if has_ref else latex):
                     ordinal = by_name.get((name.lower(), number))
                     if ordinal is not None:
                         counts[("name", f"{name} {number}", ordinal)] += 1
@@ -139,7 +140,8 @@ def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str]) -> li
                 rows.append(_edge(src, "uses", method, location, count, dst=theorem_ids.get(dst_ordinal),
                                   label=label))
             cites: collections.Counter = collections.Counter(
-                key.strip() for m in _CITE_RE.finditer(latex) for key in split_top_level(m.group(1)) if key.strip())
+                key.strip() for m in (_CITE_RE.finditer(latex) if "ite" in latex else ())
+                for key in split_top_level(m.group(1)) if key.strip())
             for key, count in cites.items():
                 work = result.cited_works.get(key, {})
                 rows.append(_edge(src, "cites", "cite", location, count, key=key, doi=work.get("doi"),

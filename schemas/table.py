@@ -61,11 +61,11 @@ class Table:
         """Rows (dicts) to an Arrow table of `file_schema` (or the full schema); unknown keys are an error."""
         schema = self.schema if include_partitions else self.file_schema
         rows = list(rows)
+        known, names = frozenset(self.schema.names), schema.names      # pyarrow builds these lists per call
         for row in rows:
-            extra = set(row) - set(self.schema.names)
-            if extra:
-                raise KeyError(f"{self.name}: unknown columns {sorted(extra)}")
-        return pa.Table.from_pylist([{k: r.get(k) for k in schema.names} for r in rows], schema=schema)
+            if not known.issuperset(row):
+                raise KeyError(f"{self.name}: unknown columns {sorted(set(row) - known)}")
+        return pa.Table.from_pylist([{k: r.get(k) for k in names} for r in rows], schema=schema)
 
     def view_sql(self, root: str, files: Optional[Sequence[str]] = None, missing: Collection[str] = ()) -> str:
         """DuckDB DDL of a view over `root/<name>/**/*.parquet`, or over exactly `files` (the

@@ -143,6 +143,9 @@ class _SpillRows(beam.DoFn):
         self.spill = spill
         self.shards = shards
 
+    def setup(self):
+        self.columns = self.table.columns       # a new list on every read of the property
+
     def start_bundle(self):
         self.waiting: dict[tuple[str, Optional[str]], list[dict]] = {}
         self.count = 0
@@ -152,7 +155,7 @@ class _SpillRows(beam.DoFn):
     def process(self, row):
         relative = relative_file_path(self.table, row, self.shards)
         self.waiting.setdefault((relative, row.get("paper_id")), []).append(
-            {c: row.get(c) for c in self.table.columns})
+            {c: row.get(c) for c in self.columns})
         self.count += 1
         if self.count >= SPILL_ROWS:
             yield from self._spill()

@@ -3,6 +3,7 @@ import collections
 import re
 
 import pytest
+from hypothesis import example, given, settings, strategies as st
 
 from transforms.corpus import edge_rows, theorem_row
 from transforms.edges import _name_finder
@@ -95,3 +96,14 @@ def test_names_in_ascii_text_are_found_as_the_case_insensitive_pattern_finds_the
     assert list(finder.finditer(text)) == expected == [
         ("LEMMA", "2.3A"), ("lemma", "4"), ("Theorem", "B.2"), ("main RESULT", "1.2b"), ("Theorem", "Q")]
     assert list(finder.finditer(text + " \u00e9")) == expected          # non-ASCII: the folded pattern
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(st.lists(st.sampled_from(["Lemma", "lemma", "LEMMAS", "Lemmata", "Theorem", "main result", "Main", "result", "x", " ",
+                                 "~", "\n", "2", ".3", "A", "b", ".", "s", "(", "_"]), max_size=30).map("".join))
+@example("by Main result 2 and Lemma 3")
+def test_name_finder_finds_what_its_pattern_finds(text):
+    """Tried only where a name occurs, the lowered search still yields the pattern's own matches
+    (leftmost first, the search resuming after each, the first alternative that completes)."""
+    finder = _name_finder(["Theorem", "Lemma", "Lemmata", "Main result", "Result"])
+    assert list(finder.finditer(text)) == [(m.group(1), m.group(2)) for m in finder.folded.finditer(text)]

@@ -51,10 +51,12 @@ def with_cited_paper(edge: dict, paper_ids: Iterable[str]) -> dict:
 class _NameFinder:
     """(name, number) of every "Lemma 2.3" naming one of a document's display names, any case.
 
-    ASCII text (nearly all LaTeX) is searched lowered with a case-sensitive pattern, which the
-    regex engine scans by its first characters instead of trying every case-folded alternative at
-    every word; the groups are read from the original text at the same spans. Other text, or
-    non-ASCII names (whose case folding reaches beyond ASCII), use the case-insensitive pattern.
+    ASCII text (nearly all LaTeX) is searched lowered with a case-sensitive pattern, tried only where
+    `str.find` sees a name: the regex engine would try every alternative at every word (60 ns a
+    character). The positions are tried in order and the search resumes after each match, so the
+    matches are those of the pattern's `finditer`; the groups are read from the original text at the
+    same spans. Other text, or non-ASCII names (whose case folding reaches beyond ASCII), use the
+    case-insensitive pattern.
     """
 
     def __init__(self, names: list[str]):
@@ -64,14 +66,27 @@ class _NameFinder:
         if all(n.isascii() for n in names):
             number = _NUMBER.replace("[A-Z]", "[a-z]")
             self.lowered = re.compile(r"\b(" + alternatives.lower() + r")s?(?:~|\s)+" + number)
+            self.lowered_names = sorted({n.lower() for n in names})
 
     def finditer(self, text: str) -> Iterator[tuple[str, str]]:
         if self.lowered is not None and text.isascii():
-            for m in self.lowered.finditer(text.lower()):
-                yield text[m.start(1):m.end(1)], text[m.start(2):m.end(2)]
+            lowered = text.lower()
+            resume = 0
+            for start in sorted({i for name in self.lowered_names for i in _occurrences(lowered, name)}):
+                m = self.lowered.match(lowered, start) if start >= resume else None
+                if m:
+                    resume = m.end()
+                    yield text[m.start(1):m.end(1)], text[m.start(2):m.end(2)]
         else:
             for m in self.folded.finditer(text):
                 yield m.group(1), m.group(2)
+
+
+def _occurrences(text: str, word: str) -> Iterator[int]:
+    i = text.find(word)
+    while i >= 0:
+        yield i
+        i = text.find(word, i + 1)
 
 
 def _name_finder(display_names: Iterable[str]) -> Optional[_NameFinder]:

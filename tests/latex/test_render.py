@@ -83,3 +83,10 @@ def test_cref_without_labels_prints_like_a_missing_label():
     from transforms.latex.references import NO_REFERENCES, resolve_references
 
     assert resolve_references(r"see \cref{} and \Cref{}.", NO_REFERENCES, lambda text: text) == "see ?? and ??."
+
+
+def test_math_put_back_in_order_and_stray_placeholders_dropped():
+    """Math returns at its placeholders; a private-use placeholder already in the source that names
+    no math piece prints nothing."""
+    text, _ = render_text("a \ue0009\ue001 $x$ b \\[y\\] c \\(z\\)")
+    assert text == "a $x$ b $$y$$ c $z$"

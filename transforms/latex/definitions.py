@@ -99,10 +99,10 @@ class NameFinder:
 
     def search(self, text: str, pos: int = 0) -> Optional[re.Match]:
         names = self.names
-        m = _CS_RE.search(text, pos)
-        while m is not None and m.group(1) not in names:
-            m = _CS_RE.search(text, m.end())
-        return m
+        for m in _CS_RE.finditer(text, pos):
+            if m.group(1) in names:
+                return m
+        return None
 
 
 def _read_name(text: str, pos: int) -> Optional[tuple[str, int]]:

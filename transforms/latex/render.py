@@ -340,7 +340,8 @@ def render_text(latex: str, location: str = "", label_macros: frozenset[str] = f
             events.append(Event("render", type(exc).__name__, f"latex2text failed, regex fallback used: {exc}"[:500],
                                 location))
             prose = fallback_text(prose)
-    if maths:
-        prose = _PLACEHOLDER_RE.sub(lambda m: maths[int(m.group(1))] if int(m.group(1)) < len(maths) else "",
-                                    prose)
+    if maths:                # split, not sub with a callback: one list comprehension instead of a call a piece
+        parts = _PLACEHOLDER_RE.split(prose)
+        parts[1::2] = [maths[int(i)] if int(i) < len(maths) else "" for i in parts[1::2]]
+        prose = "".join(parts)
     return normalize_space(prose), events

@@ -87,11 +87,30 @@ def _symbols() -> dict[str, str]:
 
 _SYMBOL_COMMANDS = _symbols()
 _ONE_ARGUMENT_COMMANDS = {"color": "", "vspace": "\n", "hspace": ""}
-_CONTROL_SYMBOLS = {"%": "%", "&": "&", "_": "_", "#": "#", "$": "$", " ": " ", ",": " ", "\\": "\n"}
+
+
+def _control_symbols() -> dict[str, str]:
+    """Control symbols (`\\;` -> " ", `\\{` -> "{") that latex2text replaces by a fixed string and
+    pylatexenc's parser gives no arguments, plus `\\%` and `\\\\` (a line break unless `[` or `*` follows)."""
+    db = latex2text.get_default_latex_context_db()
+    symbols = {}
+    for spec in db.iter_macro_specs():
+        name, parsed = spec.macroname, _WALKER_CONTEXT.get_macro_spec(spec.macroname)
+        if len(name) == 1 and not name.isalpha() and isinstance(spec.simplify_repl, str) and \
+                "%" not in spec.simplify_repl and (parsed is None or not parsed.args_parser.argspec):
+            symbols[name] = spec.simplify_repl
+    return {**symbols, "%": "%", "\\": "\n"}
+
+
+_CONTROL_SYMBOLS = _control_symbols()
 _LIGATURES = {"---": "\u2014", "--": "\u2013", "``": "\u201c", "''": "\u201d", "~": " ", "{": "", "}": "",
               "!`": "\u00a1", "?`": "\u00bf"}
 _PLAIN_OPTION_RE = re.compile(r"\[[^\[\]{}\\]*\]")
-_FAST_TOKEN_RE = re.compile(r"\\([A-Za-z]+)|\\(.)|(---|--|``|''|[!?]`|[{}~])|([\^_&#\\])", re.S)
+# Of TeX's special characters, `^`, `_` and `#` are plain characters to pylatexenc's parser (latex2text
+# prints them as they are); the others (`&`) go to latex2text.
+_SPECIAL_CHARS = "".join(c for c in "^_&#" if _WALKER_CONTEXT.get_specials_spec(c) is not None)
+_FAST_TOKEN_RE = re.compile(r"\\([A-Za-z]+)|\\(.)|(---|--|``|''|[!?]`|[{}~])|([" + re.escape(_SPECIAL_CHARS) + r"\\])",
+                            re.S)
 
 
 def normalize_space(text: str) -> str:

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from transforms.latex import scan
 from transforms.latex.comments import strip_line_comments
+from transforms.latex.decode import _WESTERN_EXTRA, _western
 from transforms.latex.mainfile import _count_upto
 from transforms.latex.numbering import count_equation_numbers
 from transforms.latex.render import normalize_space
@@ -107,3 +108,20 @@ def test_segment_token_keeps_the_expandafter_prefix_and_finds_labels():
     found = [(m.start(), m.group("be"), m.group("env"), m.group("label")) for m in token.finditer(text)]
     assert found == [(2, "begin", "\\x", None), (text.index("\\ollabel"), None, None, "ollabel"),
                      (text.index("\\begin {"), "begin", "lemma", None)]
+
+
+@settings(max_examples=500, **COMMON)
+@given(st.lists(st.sampled_from([b"a", b"Z", b" ", b"1", b"\xe9", b"\xc0", b"\xff", b"\x93", b"\x94", b"\x80", b"\xa0",
+                                 b"\xbf", b"\xd7", b"\x8a", b"\x81", b"\xb5"]), max_size=40).map(b"".join))
+def test_western_guess_counts_characters_as_defined(data):
+    """The Windows-1252 guess counts bytes; the rule is stated over the characters they decode to."""
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        assert _western(data) is None
+        return
+    special = [c for c in text if ord(c) > 127]
+    western = sum(1 for c in special if "\u00c0" <= c <= "\u00ff" or c in _WESTERN_EXTRA)
+    letters = sum(1 for c in text if c.isascii() and c.isalpha())
+    plausible = special and western >= 0.95 * len(special) and len(special) <= 0.5 * letters
+    assert _western(data) == (text if plausible else None)

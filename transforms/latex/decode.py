@@ -42,6 +42,11 @@ def declared_encoding(data: bytes) -> Optional[str]:
 
 
 _WESTERN_EXTRA = set("\u201c\u201d\u2018\u2019\u201e\u2013\u2014\u20ac\u2026\u2022\u00a0\u00a7\u00b0\u00b7\u00ab\u00bb")
+_ASCII_BYTES = bytes(range(128))
+_ASCII_LETTER_BYTES = bytes(b for b in range(128) if chr(b).isalpha())
+# bytes read in cp1252 as an accented Latin letter (U+00C0..U+00FF) or one of the extra Western characters
+_WESTERN_BYTES = bytes(b for b in range(128, 256) if "\u00c0" <= bytes([b]).decode("cp1252", "replace") <= "\u00ff"
+                       or bytes([b]).decode("cp1252", "replace") in _WESTERN_EXTRA)
 
 
 def _western(data: bytes) -> Optional[str]:
@@ -52,11 +57,12 @@ def _western(data: bytes) -> Optional[str]:
         text = data.decode("cp1252")
     except UnicodeDecodeError:
         return None
-    special = [c for c in text if ord(c) > 127]
-    western = sum(1 for c in special if "\u00c0" <= c <= "\u00ff" or c in _WESTERN_EXTRA)
-    ascii_letters = sum(1 for c in text if c.isascii() and c.isalpha())
+    # cp1252 reads one byte as one character, so the characters are counted as bytes, in C
+    special = len(data.translate(None, _ASCII_BYTES))
+    western = len(data) - len(data.translate(None, _WESTERN_BYTES))
+    ascii_letters = len(data) - len(data.translate(None, _ASCII_LETTER_BYTES))
     # accented letters sit among plain ones; Cyrillic or Greek code pages read as cp1252 do not
-    plausible = special and western >= 0.95 * len(special) and len(special) <= 0.5 * ascii_letters
+    plausible = special and western >= 0.95 * special and special <= 0.5 * ascii_letters
     return text if plausible else None
 
 

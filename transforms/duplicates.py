@@ -23,7 +23,8 @@ rewrites the link groups that name one, so no committed edge names a statement t
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Mapping, Optional
+import tempfile
+from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
@@ -35,7 +36,7 @@ from transforms.sources.base import version_rank
 from transforms.write import commit as staging
 from transforms.write.commit import DUPLICATE
 from transforms.write import files
-from transforms.write.parquet import parquet_bytes, relative_file_path
+from transforms.write.parquet import file_papers, paper_order, parquet_bytes, relative_file_path, write_parquet
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +87,58 @@ def _read_rows(path: str) -> list[dict]:
         return pq.read_table(handle).to_pylist()
 
 
+@dataclasses.dataclass
+class _Tally:
+    rows_read: int = 0
+    rows_kept: int = 0
+    changed: bool = False
+
+
+def _kept_papers(papers: Iterator[list[dict]], keep: Callable[[list[dict]], list[dict]],
+                 added: Mapping[Optional[str], list[dict]], tally: _Tally) -> Iterator[list[dict]]:
+    """A file's papers (in `paper_order`) as `keep` leaves them, with the `added` rows of each
+    paper after its own (those not already there), papers only `added` has merged in order."""
+    pending = sorted(added, key=paper_order)
+    for rows in papers:
+        paper_id = rows[0]["paper_id"]
+        while pending and paper_order(pending[0]) < paper_order(paper_id):
+            yield from _counted(added[pending.pop(0)], 1, tally)
+        kept = keep(rows)
+        if pending and pending[0] == paper_id:
+            kept += [r for r in added[pending.pop(0)] if r not in kept]
+        tally.rows_read += len(rows)
+        tally.changed |= kept != rows
+        yield from _counted(kept, 0, tally)
+    for paper_id in pending:
+        yield from _counted(added[paper_id], 1, tally)
+
+
+def _counted(rows: list[dict], new: int, tally: _Tally) -> Iterator[list[dict]]:
+    tally.rows_kept += len(rows)
+    tally.changed |= bool(new and rows)
+    if rows:
+        yield rows
+
+
+def _rewrite_file(table: Table, source: str, target: str, keep: Callable[[list[dict]], list[dict]],
+                  added: Mapping[Optional[str], list[dict]], copy_unchanged: bool) -> None:
+    """Write `target` from `source` one paper at a time (never the whole file in memory): the
+    rows `keep` leaves of each paper plus the `added` ones, the bytes `parquet_bytes` gives for
+    them. An unchanged file is copied as it is when `copy_unchanged`, else left alone; a file
+    left with no rows is deleted."""
+    tally = _Tally()
+    with tempfile.NamedTemporaryFile(suffix=".parquet") as local:
+        write_parquet(table, _kept_papers(file_papers(source), keep, added, tally), local)
+        local.flush()
+        if not tally.changed and tally.rows_read:
+            if copy_unchanged:                      # untouched: the same bytes, the same name
+                files.copy_file(source, target)
+        elif tally.rows_kept:
+            files.copy_file(local.name, target)
+        elif tally.changed or copy_unchanged:
+            files.delete([target])
+
+
 def _rewrite_group(output: str, sources: Mapping[str, list[str]], tables: Mapping[str, Table],
                    dropped: Mapping[str, dict], failed: set[str], staged: bool) -> None:
     """Write one input's files without the `dropped` papers' rows (the failure rows of those in
@@ -96,32 +149,22 @@ def _rewrite_group(output: str, sources: Mapping[str, list[str]], tables: Mappin
     still there and redoes the whole rewrite, which is idempotent.
     """
     root = staging.staging_dir(output) if staged else output
-    added: dict[str, list[dict]] = {}
+    added: dict[str, dict[Optional[str], list[dict]]] = {}
     for row in dropped.values():
-        added.setdefault(relative_file_path(FAILURES, row, 1), []).append(row)
+        added.setdefault(relative_file_path(FAILURES, row, 1), {}).setdefault(row["paper_id"], []).append(row)
     for name in (EDGES.name, FAILURES.name, tables["theorems"].name, PAPERS.name):
-        table = tables[name]
         targets = {relative: (relative if staged else staging.staged_name(relative)) for relative in sources.get(name, [])}
         if name == FAILURES.name:
             targets.update({relative: relative for relative in added if relative not in targets.values()})
+
+        def keep(rows: list[dict], failures: bool = name == FAILURES.name) -> list[dict]:
+            if rows[0]["paper_id"] not in dropped:
+                return rows
+            return [r for r in rows if failures and (r["error_class"] == DUPLICATE or r["paper_id"] in failed)]
+
         for relative, target in sorted(targets.items()):
-            path = files.join(root, relative)
-            rows = _read_rows(path) if files.exists(path) else []
-            kept = [r for r in rows if r["paper_id"] not in dropped
-                    or (name == FAILURES.name and (r["error_class"] == DUPLICATE or r["paper_id"] in failed))]
-            if name == FAILURES.name:
-                kept += [r for r in added.get(target, []) if r not in kept]
-            if len(kept) == len(rows) and rows and not staged:
-                payload = files.read_bytes(path)              # untouched: the same bytes, the same name
-            elif kept != rows or not staged:
-                payload = parquet_bytes(table, kept) if kept else None
-            else:
-                continue
-            target_path = files.join(staging.staging_dir(output), target)
-            if payload is None:
-                files.delete([target_path])
-            else:
-                files.replace_bytes(target_path, payload)
+            _rewrite_file(tables[name], files.join(root, relative), files.join(staging.staging_dir(output), target),
+                          keep, added.get(target, {}) if name == FAILURES.name else {}, copy_unchanged=not staged)
 
 
 def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, list[str]],

@@ -26,7 +26,6 @@ run from its plan.
 from __future__ import annotations
 
 import collections
-import hashlib
 import json
 import posixpath
 import re
@@ -191,9 +190,10 @@ def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict
 
 # -------------------------------------------------------------------------------------- commit
 
-def committed_name(relative: str, payload: bytes) -> str:
-    """`.../part-g-00000.parquet` -> `.../part-g-00000-<16 hex of sha256>.parquet` (content-addressed)."""
-    return f"{relative[:-len('.parquet')]}-{hashlib.sha256(payload).hexdigest()[:16]}.parquet"
+def committed_name(relative: str, digest: str) -> str:
+    """`.../part-g-00000.parquet` -> `.../part-g-00000-<16 hex of the sha256 digest>.parquet`
+    (content-addressed)."""
+    return f"{relative[:-len('.parquet')]}-{digest[:16]}.parquet"
 
 
 def staged_name(committed: str) -> str:
@@ -212,7 +212,7 @@ def plan_commit(output: str, groups: Iterable[str], current: Mapping[str, list[s
     for name in TABLE_NAMES:
         for path in list_files(files.join(staging, name), ".parquet"):
             relative = files.relative(path, staging)
-            moves.append([relative, committed_name(relative, read_bytes(path))])
+            moves.append([relative, committed_name(relative, files.sha256_hex(path))])
             replaced.add(group_of_file(path))
     new_files = {name: sorted([f for f in current.get(name, []) if group_of_file(f) not in replaced]
                               + [final for _, final in moves if final.startswith(name + "/")])

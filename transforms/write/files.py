@@ -6,9 +6,11 @@ storage layer is built from these primitives so that it holds on both kinds of f
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 import re
+import shutil
 import urllib.parse
 import uuid
 from typing import Any, Iterable, Mapping, Sequence
@@ -43,6 +45,25 @@ def is_file(path: str) -> bool:
 def read_bytes(path: str) -> bytes:
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
         return handle.read()
+
+
+def sha256_hex(path: str, chunk: int = 8 << 20) -> str:
+    """The SHA-256 of a file, read in chunks: hashing a file never holds it whole."""
+    digest = hashlib.sha256()
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        for block in iter(lambda: handle.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def copy_file(source: str, target: str, chunk: int = 8 << 20) -> None:
+    """Copy `source` to `target` in chunks, replacing it as `replace_bytes` does."""
+    temporary = f"{target}.tmp-{uuid.uuid4().hex}" if is_local(target) else target
+    with FileSystems.open(source, compression_type=CompressionTypes.UNCOMPRESSED) as src, \
+            FileSystems.create(temporary, compression_type=CompressionTypes.UNCOMPRESSED) as dst:
+        shutil.copyfileobj(src, dst, chunk)
+    if temporary != target:
+        FileSystems.rename([temporary], [target])
 
 
 def write_bytes(path: str, data: bytes) -> None:

@@ -31,7 +31,7 @@ from apache_beam.utils.timestamp import MIN_TIMESTAMP
 from apache_beam.utils.windowed_value import WindowedValue
 
 from schemas.table import Table
-from transforms.write.files import delete_tree, hive_dir, input_group
+from transforms.write.files import delete_tree, exists, hive_dir, input_group
 
 UNATTRIBUTED = "unattributed"
 SPILL = "_spill"            # under the staging root: rows on their way to their file
@@ -82,13 +82,13 @@ def sorted_rows(table_name: str, rows: Iterable[Mapping[str, Any]]) -> list[Mapp
     return sorted(rows, key=lambda r: _sort_key(table_name, r))
 
 
-def _paper_order(paper_id: Optional[str]) -> tuple:
+def paper_order(paper_id: Optional[str]) -> tuple:
     """A file's papers in the order of the sort keys' first column (rows of no paper last)."""
     return (paper_id is None, paper_id or "")
 
 
 def write_parquet(table: Table, papers: Iterable[list[Mapping[str, Any]]], sink) -> int:
-    """One Parquet file of the rows, given one paper's rows at a time in `_paper_order`, written
+    """One Parquet file of the rows, given one paper's rows at a time in `paper_order`, written
     to the binary file `sink`; returns the rows written.
 
     Rows are sorted within each paper, so the file is sorted (every sort key starts with
@@ -119,13 +119,51 @@ def _write_group(writer: pq.ParquetWriter, waiting: list[pa.Table]) -> int:
     return rows
 
 
+def file_papers(path: str, batch_rows: int = SPILL_ROWS) -> Iterator[list[dict]]:
+    """A Parquet file's rows one paper's list at a time in `paper_order`, read a batch at a time.
+
+    Files this module writes are in that order; a file that is not (written before the sort keys
+    began with `paper_id`) is grouped in memory instead. Nothing when `path` does not exist.
+    """
+    if not exists(path):
+        return
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
+        parquet = pq.ParquetFile(handle)
+        if not _inpaper_order(parquet, batch_rows):
+            by_paper: dict[Optional[str], list[dict]] = {}
+            for row in parquet.read().to_pylist():
+                by_paper.setdefault(row["paper_id"], []).append(row)
+            yield from (by_paper[p] for p in sorted(by_paper, key=paper_order))
+            return
+        rows: list[dict] = []
+        for batch in parquet.iter_batches(batch_size=batch_rows):
+            for row in batch.to_pylist():
+                if rows and row["paper_id"] != rows[-1]["paper_id"]:
+                    yield rows
+                    rows = []
+                rows.append(row)
+        if rows:
+            yield rows
+
+
+def _inpaper_order(parquet: pq.ParquetFile, batch_rows: int) -> bool:
+    last = None
+    for batch in parquet.iter_batches(batch_size=batch_rows, columns=["paper_id"]):
+        for paper_id in batch.column(0).to_pylist():
+            key = paper_order(paper_id)
+            if last is not None and key < last:
+                return False
+            last = key
+    return True
+
+
 def parquet_bytes(table: Table, rows: Iterable[Mapping[str, Any]]) -> bytes:
     """One Parquet file of the rows, sorted: the bytes `WriteTable` writes for them."""
     by_paper: dict[Optional[str], list[Mapping[str, Any]]] = {}
     for row in rows:
         by_paper.setdefault(row.get("paper_id"), []).append(row)
     sink = io.BytesIO()
-    write_parquet(table, (by_paper[p] for p in sorted(by_paper, key=_paper_order)), sink)
+    write_parquet(table, (by_paper[p] for p in sorted(by_paper, key=paper_order)), sink)
     return sink.getvalue()
 
 
@@ -179,13 +217,13 @@ class _SpillRows(beam.DoFn):
 
 
 def _spilled_papers(entries: Iterable[tuple[Optional[str], str, int, int]]) -> Iterator[list[dict]]:
-    """One file's spill addresses -> its rows, one paper's list at a time in `_paper_order`."""
+    """One file's spill addresses -> its rows, one paper's list at a time in `paper_order`."""
     by_paper: dict[Optional[str], list[tuple[str, int, int]]] = {}
     for paper_id, piece, offset, length in entries:
         by_paper.setdefault(paper_id, []).append((piece, offset, length))
     handles: dict[str, Any] = {}
     try:
-        for paper_id in sorted(by_paper, key=_paper_order):
+        for paper_id in sorted(by_paper, key=paper_order):
             rows: list[dict] = []
             for piece, offset, length in sorted(by_paper[paper_id]):
                 if piece not in handles:

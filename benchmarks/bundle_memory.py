@@ -15,6 +15,13 @@ same process before reading (the baseline: interpreter plus imports).
 start-up is (N - 1) copies of LaTeX / (CPU of N copies - CPU of one copy); peak RSS is the largest
 of the run's processes. Targets: >= 3 MB of LaTeX per CPU-second, peak <= 500 MB.
 
+--metadata-mb M (with --end-to-end): both runs also get --metadata, a snapshot of M MB: a record
+for every paper of the copies (the shared snapshot's records under the copies' ids) and filler
+records of other ids, as the real snapshot holds millions of papers a run does not read.
+--duplicates (with --end-to-end): one copy in its own bundle listed first, then the N copies in
+one bundle: the first copy's papers are kept, so the big bundle's files are rewritten without
+them after the pipeline (`transforms.duplicates`). --outputs DIR keeps the two runs' outputs.
+
 --hostile: build-corpus over the inputs of tests/hostile/test_hostile_pipeline.py (every hostile
 case in one bundle, plus a truncated bundle), with that test's options. Target: peak < 1 GB.
 """
@@ -32,6 +39,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from typing import Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -89,21 +97,46 @@ SHARED_2101 = REPO.parent / "shared" / "corpora" / "arxiv" / "arXiv_src_2101_001
 TEX_SUFFIXES = (".tex", ".sty", ".cls", ".bbl")     # what TeX reads of a submission: counted as LaTeX
 
 
-def build_copies(folder: pathlib.Path, copies: int, one_bundle: bool = False) -> float:
+def build_copies(folder: pathlib.Path, copies: int, one_bundle: bool = False, first_bundle: int = 1) -> float:
     """`copies` copies of the shared 2101 submissions, ids renumbered, each its own bundle (or all in
-    one bundle); returns MB of LaTeX in one copy."""
+    one bundle), bundles numbered from `first_bundle`; returns MB of LaTeX in one copy."""
     with tarfile.open(SHARED_2101) as bundle:
         members = [(m.name, bundle.extractfile(m).read()) for m in bundle.getmembers() if m.isfile()]
     for bundle_copies in ([range(copies)] if one_bundle else [[copy] for copy in range(copies)]):
-        with tarfile.open(folder / f"arXiv_src_2101_{bundle_copies[0] + 1:03d}.tar", "w",
+        with tarfile.open(folder / f"arXiv_src_2101_{bundle_copies[0] + first_bundle:03d}.tar", "w",
                           format=tarfile.USTAR_FORMAT) as out:
             for copy in bundle_copies:
                 for name, payload in members:
-                    info = tarfile.TarInfo(name.replace("2101.99", f"2101.{copy + 10:02d}"))
+                    info = tarfile.TarInfo(copy_name(name, copy))
                     info.size = len(payload)
                     out.addfile(info, io.BytesIO(payload))
     return sum(len(b) for name, payload in members if name.endswith(".gz")
                for b in _tex_files(gzip.decompress(payload))) / 1e6
+
+
+def copy_name(name: str, copy: int) -> str:
+    """The name (or id) of a shared 2101 submission in copy number `copy`."""
+    return name.replace("2101.99", f"2101.{copy + 10:02d}")
+
+
+def write_metadata(path: pathlib.Path, copies: int, size_mb: int) -> None:
+    """A snapshot with a record for every paper of `copies` copies, then filler records of ids no
+    copy holds, up to `size_mb` MB."""
+    shared = (SHARED_2101.parent / "arxiv-metadata-oai-snapshot.json").read_text().splitlines()
+    records = [json.loads(line) for line in shared if line.strip()]
+    with tarfile.open(SHARED_2101) as bundle:
+        ids = [m.name.split("/")[-1][:-len(".gz")] for m in bundle.getmembers() if m.name.endswith(".gz")]
+    written = 0
+    with path.open("w") as out:
+        for copy in range(copies):
+            for position, paper_id in enumerate(ids):
+                line = json.dumps({**records[position % len(records)], "id": copy_name(paper_id, copy)}) + "\n"
+                written += out.write(line)
+        filler = 0
+        while written < size_mb * 1_000_000:
+            record = {**records[filler % len(records)], "id": f"1501.{filler:05d}", "abstract": "x" * 1500}
+            written += out.write(json.dumps(record) + "\n")
+            filler += 1
 
 
 def _tex_files(raw: bytes) -> list[bytes]:
@@ -114,10 +147,13 @@ def _tex_files(raw: bytes) -> list[bytes]:
         return [raw]
 
 
-def timed_build(inputs: list[pathlib.Path], extra: list[str]) -> tuple[float, float, float]:
-    """(CPU seconds, wall seconds, peak RSS MB) of build-corpus in a fresh process (and its workers)."""
+def timed_build(inputs: list[pathlib.Path], extra: list[str],
+                keep: Optional[pathlib.Path] = None) -> tuple[float, float, float]:
+    """(CPU seconds, wall seconds, peak RSS MB) of build-corpus in a fresh process (and its workers);
+    the output goes to `keep` when given."""
     thmforge = str(pathlib.Path(sys.executable).with_name("thmforge"))
-    with tempfile.TemporaryDirectory(prefix="thmforge-e2e-") as out:
+    with tempfile.TemporaryDirectory(prefix="thmforge-e2e-") as scratch:
+        out = str(keep or scratch)
         started = time.perf_counter()
         pid = subprocess.Popen([thmforge, "build-corpus", "--input", *map(str, inputs), "--output", out,
                                 "--embed-model", "none", "--no-progress", *extra],
@@ -144,14 +180,22 @@ def hostile() -> int:
     return 0 if rss < 1024 else 1
 
 
-def end_to_end(copies: int, extra: list[str], one_bundle: bool = False) -> int:
+def end_to_end(copies: int, extra: list[str], one_bundle: bool = False, metadata_mb: int = 0,
+               duplicates: bool = False, outputs: Optional[pathlib.Path] = None) -> int:
     with tempfile.TemporaryDirectory(prefix="thmforge-copies-") as scratch:
         one, many = pathlib.Path(scratch, "one"), pathlib.Path(scratch, "many")
         one.mkdir(), many.mkdir()
         mb = build_copies(one, 1)
-        build_copies(many, copies, one_bundle)
-        cpu_one, wall_one, rss_one = timed_build(sorted(one.glob("*.tar")), extra)
-        cpu_many, wall_many, rss_many = timed_build(sorted(many.glob("*.tar")), extra)
+        if duplicates:
+            build_copies(many, 1)
+            one_bundle = True
+        build_copies(many, copies, one_bundle, first_bundle=2 if duplicates else 1)
+        if metadata_mb:
+            write_metadata(pathlib.Path(scratch, "metadata.json"), copies, metadata_mb)
+            extra = [*extra, "--metadata", str(pathlib.Path(scratch, "metadata.json"))]
+        kept = {name: outputs / name if outputs else None for name in ("one", "many")}
+        cpu_one, wall_one, rss_one = timed_build(sorted(one.glob("*.tar")), extra, kept["one"])
+        cpu_many, wall_many, rss_many = timed_build(sorted(many.glob("*.tar")), extra, kept["many"])
     speed = (copies - 1) * mb / (cpu_many - cpu_one)
     print(f"one copy ({mb:.2f} MB of LaTeX): {cpu_one:.1f} CPU-s, {wall_one:.1f} s wall, peak RSS {rss_one:.0f} MB")
     print(f"{copies} copies ({copies * mb:.1f} MB{', one bundle' if one_bundle else ''}): {cpu_many:.1f} CPU-s, {wall_many:.1f} s wall, "
@@ -172,13 +216,19 @@ def main() -> int:
     parser.add_argument("--hostile", action="store_true", help="build-corpus over the hostile test inputs")
     parser.add_argument("--one-bundle", action="store_true",
                         help="with --end-to-end: the N copies in one bundle instead of N bundles")
+    parser.add_argument("--metadata-mb", type=int, default=0, metavar="M",
+                        help="with --end-to-end: a metadata snapshot of M MB (see above)")
+    parser.add_argument("--duplicates", action="store_true",
+                        help="with --end-to-end: one copy first, then the N copies in one bundle (see above)")
+    parser.add_argument("--outputs", type=pathlib.Path, default=None, help="with --end-to-end: keep the outputs here")
     parser.add_argument("--preset", default="local")
     parser.add_argument("build_args", nargs="*", help="more build-corpus arguments (after --)")
     args = parser.parse_args()
     if args.hostile:
         return hostile()
     if args.end_to_end:
-        return end_to_end(args.end_to_end, ["--preset", args.preset, *args.build_args], args.one_bundle)
+        return end_to_end(args.end_to_end, ["--preset", args.preset, *args.build_args], args.one_bundle,
+                          args.metadata_mb, args.duplicates, args.outputs)
     if args.read:
         print(json.dumps(read_bundle(args.read)))
         return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import time
-from typing import Optional
+from typing import Mapping, Optional
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -91,7 +91,9 @@ class ReadSubmissions(beam.PTransform):
 
     Every source's inputs are indexed into small refs (one per paper, unique within an input);
     with a metadata file, refs and records are joined by id (CoGroupByKey: the file is never a
-    side input). Papers are fetched only after that shuffle. Returns (work, failures).
+    side input; the refs' ids are, so only the records of the run's papers reach the join, and
+    its memory follows the run's papers, not the snapshot). Papers are fetched only after that
+    shuffle. Returns (work, failures).
     """
 
     def __init__(self, config: CorpusConfig):
@@ -111,15 +113,16 @@ class ReadSubmissions(beam.PTransform):
                     | "Spread" >> beam.Reshuffle())
             return work, failures
         source = cfg.read.make_source()
+        refs = indexed.refs | "ById" >> beam.Map(lambda ref: (source.metadata_key(ref), ref))
+        wanted = beam.pvalue.AsDict(refs | "Keys" >> beam.Map(lambda keyed: (keyed[0], True)))
         records = (pbegin
                    | "MetadataFile" >> beam.Create([cfg.metadata])
                    | "MetadataRanges" >> beam.FlatMap(metadata_ranges)
                    | "SpreadRanges" >> beam.Reshuffle()
-                   | "ReadMetadata" >> beam.ParDo(corpus.ReadMetadata(cfg.read)).with_outputs(
+                   | "ReadMetadata" >> beam.ParDo(corpus.ReadMetadata(cfg.read), wanted=wanted).with_outputs(
                        corpus.FAILURES_TAG, main="records"))
         failures.append(records[corpus.FAILURES_TAG])
-        work = ({"refs": indexed.refs | "ById" >> beam.Map(lambda ref: (source.metadata_key(ref), ref)),
-                 "metadata": records.records}
+        work = ({"refs": refs, "metadata": records.records}
                 | "JoinMetadata" >> beam.CoGroupByKey()
                 | "WithMetadata" >> beam.FlatMap(corpus.refs_with_metadata))
         return work, failures
@@ -131,9 +134,18 @@ def read_paper_dois(path: str) -> list[tuple[str, str]]:
             for doi in doi_keys(row["doi"])]
 
 
+def read_cited_dois(path: str, cited: Mapping[str, object]) -> list[tuple[str, str]]:
+    """`read_paper_dois` of one papers file, only the DOIs in `cited`."""
+    return [pair for pair in read_paper_dois(path) if pair[0] in cited]
+
+
 class CitedPapersByDoi(beam.PTransform):
     """{"edges", "papers"} -> the edges, a cite edge naming a DOI now with `dst_paper_id` when a
-    paper of this run or of `known_papers` files carries that DOI (a keyed join, no lookup table)."""
+    paper of this run or of `known_papers` files carries that DOI (a keyed join, no lookup table).
+
+    Of the `known_papers` (the corpus so far) only the DOIs this run's edges cite reach the join
+    (they are a side input of the reading step), so the join follows the run, not the corpus.
+    """
 
     def __init__(self, known_papers: tuple[str, ...]):
         super().__init__()
@@ -141,12 +153,16 @@ class CitedPapersByDoi(beam.PTransform):
 
     def expand(self, inputs):
         edges, papers = inputs["edges"], inputs["papers"]
-        dois = ((papers | "PaperDois" >> beam.FlatMap(lambda p: [(d, p["paper_id"]) for d in doi_keys(p.get("doi"))]),
-                 edges.pipeline | "KnownPapers" >> beam.Create(list(self.known_papers))
-                 | "KnownDois" >> beam.FlatMap(read_paper_dois))
-                | "AllDois" >> beam.Flatten())
         unresolved, rest = edges | "NeedsPaper" >> beam.Partition(
             lambda edge, _: 0 if needs_cited_paper(edge) else 1, 2)
+        cited = beam.pvalue.AsDict(unresolved
+                                   | "CitedDois" >> beam.Map(cited_doi)
+                                   | "OneEach" >> beam.Distinct()
+                                   | "AsKeys" >> beam.Map(lambda doi: (doi, True)))
+        dois = ((papers | "PaperDois" >> beam.FlatMap(lambda p: [(d, p["paper_id"]) for d in doi_keys(p.get("doi"))]),
+                 edges.pipeline | "KnownPapers" >> beam.Create(list(self.known_papers))
+                 | "KnownDois" >> beam.FlatMap(read_cited_dois, cited))
+                | "AllDois" >> beam.Flatten())
         resolved = ({"edge": unresolved | "ByDoi" >> beam.Map(lambda e: (cited_doi(e), e)),
                      "paper": dois}
                     | "JoinDois" >> beam.CoGroupByKey()

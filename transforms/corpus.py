@@ -12,7 +12,7 @@ import json
 import os
 import unicodedata
 import urllib.parse
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
@@ -239,8 +239,10 @@ class IndexInputs(beam.DoFn):
 
 
 class ReadMetadata(beam.DoFn):
-    """A metadata file's line (offset, bytes or None when over the length cap) -> (key, record);
-    a bad line becomes a failure row instead, so the papers it describes are still processed."""
+    """A metadata file's line (offset, bytes or None when over the length cap) -> (key, record)
+    for the keys in `wanted` (the papers of the run: a snapshot of millions of records never
+    reaches the join whole); a bad line becomes a failure row instead, so the papers it describes
+    are still processed."""
 
     def __init__(self, config: ReadConfig):
         self.config = config
@@ -248,7 +250,7 @@ class ReadMetadata(beam.DoFn):
     def setup(self):
         self.source = self.config.make_source()
 
-    def process(self, span: tuple[str, int, int]):
+    def process(self, span: tuple[str, int, int], wanted: Mapping[str, object]):
         for offset, raw in metadata_lines(span):
             try:
                 if raw is None:
@@ -261,7 +263,7 @@ class ReadMetadata(beam.DoFn):
                     "message": f"{type(exc).__name__}: {exc}{preview}",
                     "location": f"{input_name(span[0])}@{offset}", "fatal": False, "bundle": None})
                 continue
-            if parsed:
+            if parsed and parsed[0] in wanted:
                 yield parsed
 
 

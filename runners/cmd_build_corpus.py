@@ -25,7 +25,7 @@ import sys
 from runners import outcome
 from runners.options import add_corpus_arguments, corpus_limits, source_options
 from runners.outputs import require_writable
-from runners.presets import add_preset_argument, apply_preset, check_services
+from runners.presets import AUTO, add_preset_argument, apply_preset, auto_preset, check_services, input_bytes
 from schemas.errors import UsageError
 from transforms.describe.options import add_describe_arguments
 from transforms.embed.options import add_embed_arguments
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_corpus_arguments(parser)
     add_describe_arguments(parser)
     add_embed_arguments(parser)
-    add_preset_argument(parser)
+    add_preset_argument(parser, auto=True)
 
 
 def _validate(args: argparse.Namespace, source) -> None:
@@ -173,7 +173,8 @@ def run(args: argparse.Namespace, beam_args: list[str]) -> int:
 
     source = make_source(args.source, **dict(source_options(args)))
     _validate(args, source)         # argument errors answer before Beam is imported
-    flags = check_services(apply_preset(args.preset, beam_args))
+    preset = auto_preset(input_bytes(args.input)) if args.preset == AUTO else args.preset
+    flags = check_services(apply_preset(preset, beam_args))
 
     from apache_beam.options.pipeline_options import PipelineOptions
 

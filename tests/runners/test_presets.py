@@ -47,3 +47,26 @@ def test_every_preset_parses_as_beam_options():
     for name in PRESETS:
         extra = ["--project=p", "--region=r", "--temp_location=gs://b/t"] if name == "dataflow" else []
         assert PipelineOptions(apply_preset(name, extra)).view_as(StandardOptions).runner
+
+
+def test_auto_runs_in_parallel_only_on_big_local_inputs_and_several_cores():
+    from runners.presets import PARALLEL_FROM_BYTES, auto_preset
+
+    assert auto_preset(PARALLEL_FROM_BYTES, cores=2) == "local-parallel"
+    assert auto_preset(PARALLEL_FROM_BYTES - 1, cores=2) == "local"
+    assert auto_preset(PARALLEL_FROM_BYTES * 10, cores=1) == "local"
+    assert auto_preset(None, cores=16) == "local"          # remote or missing inputs: size unknown
+
+
+def test_input_bytes_counts_files_globs_and_folders(tmp_path):
+    from runners.presets import input_bytes
+
+    (tmp_path / "a.tar").write_bytes(b"x" * 100)
+    (tmp_path / "b.tar").write_bytes(b"x" * 50)
+    (tmp_path / "book" / "chapters").mkdir(parents=True)
+    (tmp_path / "book" / "main.tex").write_bytes(b"x" * 7)
+    (tmp_path / "book" / "chapters" / "one.tex").write_bytes(b"x" * 3)
+    assert input_bytes([str(tmp_path / "*.tar")]) == 150
+    assert input_bytes([str(tmp_path / "a.tar"), str(tmp_path / "book")]) == 110
+    assert input_bytes(["gs://bucket/arXiv_src_2101_001.tar"]) is None
+    assert input_bytes([str(tmp_path / "missing.tar")]) is None

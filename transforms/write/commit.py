@@ -141,8 +141,17 @@ def _parquet_rows(path: str) -> int:
         return pq.ParquetFile(handle).metadata.num_rows
 
 
-def counts_by(rows: Iterable[dict], column: str) -> dict[str, int]:
-    return dict(sorted(collections.Counter(str(r[column]) for r in rows).items()))
+def value_counts(paths: Iterable[str], columns: list[str]) -> collections.Counter:
+    """Rows per combination of the columns' values, over several files: counted in Arrow one file
+    at a time, so a table of millions of rows never becomes Python rows."""
+    counts: collections.Counter = collections.Counter()
+    for path in paths:
+        with FileSystems.open(path) as handle:
+            table = pq.read_table(handle, columns=columns)
+        if table.num_rows:
+            for row in table.group_by(columns, use_threads=False).aggregate([([], "count_all")]).to_pylist():
+                counts[tuple(row[c] for c in columns)] += row["count_all"]
+    return counts
 
 
 # ---------------------------------------------------------------------------------- accounting

@@ -8,6 +8,7 @@ earlier incremental runs is carried over.
 """
 from __future__ import annotations
 
+import collections
 import json
 import platform
 from importlib import metadata as importlib_metadata
@@ -15,7 +16,7 @@ from typing import Any, Callable, Optional
 
 from schemas import FAILURES, PAPERS, THEOREMS
 from transforms.write import files
-from transforms.write.commit import TABLE_NAMES, counts_by, finish_commit, read_columns, read_plan, write_plan
+from transforms.write.commit import TABLE_NAMES, finish_commit, read_plan, value_counts, write_plan
 
 MANIFEST = "manifest.json"
 
@@ -57,26 +58,35 @@ def versions() -> dict[str, str]:
     return found
 
 
+def _tally(counts: collections.Counter, column: int, where=lambda key: True) -> dict[str, int]:
+    """`counts` (of `value_counts`) summed by one column's value as text, over the keys `where` keeps."""
+    tally: collections.Counter = collections.Counter()
+    for key, count in counts.items():
+        if where(key):
+            tally[str(key[column])] += count
+    return dict(sorted(tally.items()))
+
+
 def table_counts(paths: dict[str, list[str]]) -> dict[str, Any]:
-    """Counts over the given files of each table."""
-    papers = read_columns(paths[PAPERS.name], ["bundle", "status", "status_reason", "has_metadata"])
-    theorems = read_columns(paths[THEOREMS.name], ["kind"])
-    failures = read_columns(paths[FAILURES.name], ["stage", "error_class"])
+    """Counts over the given files of each table (counted per file: memory follows no table's size)."""
+    papers = value_counts(paths[PAPERS.name], ["bundle", "status", "status_reason", "has_metadata"])
+    theorems = value_counts(paths[THEOREMS.name], ["kind"])
+    failures = value_counts(paths[FAILURES.name], ["stage", "error_class"])
     per_bundle: dict[str, dict[str, int]] = {}
-    for row in papers:
-        counts = per_bundle.setdefault(row["bundle"] or "", {"ok": 0, "failed": 0, "skipped": 0})
-        counts[row["status"]] += 1
+    for (bundle, status, _, _), count in papers.items():
+        per_bundle.setdefault(bundle or "", {"ok": 0, "failed": 0, "skipped": 0})[status] += count
+    by_status = _tally(papers, 1)
     return {
-        "papers": len(papers),
-        "statements": len(theorems),
-        "by_status": {s: sum(1 for r in papers if r["status"] == s) for s in ("ok", "failed", "skipped")},
+        "papers": sum(papers.values()),
+        "statements": sum(theorems.values()),
+        "by_status": {s: by_status.get(s, 0) for s in ("ok", "failed", "skipped")},
         "by_bundle": dict(sorted(per_bundle.items())),
-        "by_kind": counts_by(theorems, "kind"),
-        "skip_reasons": counts_by([r for r in papers if r["status"] == "skipped"], "status_reason"),
-        "fail_reasons": counts_by([r for r in papers if r["status"] == "failed"], "status_reason"),
-        "failures_by_reason": counts_by(failures, "error_class"),
-        "failures_by_stage": counts_by(failures, "stage"),
-        "papers_without_metadata": sum(1 for r in papers if not r["has_metadata"]),
+        "by_kind": _tally(theorems, 0),
+        "skip_reasons": _tally(papers, 2, lambda key: key[1] == "skipped"),
+        "fail_reasons": _tally(papers, 2, lambda key: key[1] == "failed"),
+        "failures_by_reason": _tally(failures, 1),
+        "failures_by_stage": _tally(failures, 0),
+        "papers_without_metadata": sum(count for key, count in papers.items() if not key[3]),
     }
 
 

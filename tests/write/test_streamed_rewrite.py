@@ -1,0 +1,80 @@
+"""Rewriting a part file one paper at a time (the duplicates rewrite): the bytes `parquet_bytes`
+gives for the rows kept, and never the whole file in memory."""
+import random
+import tracemalloc
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schemas import FAILURES, THEOREMS
+from transforms import duplicates
+from transforms.write import parquet
+from transforms.write.parquet import file_papers, parquet_bytes
+
+
+def theorem(paper, ordinal, text="s"):
+    return {"theorem_id": f"{paper}#{ordinal}", "paper_id": paper, "source": "arxiv", "year": 2021,
+            "ordinal": ordinal, "kind": "lemma", "statement_latex": text, "bundle": "/in/arXiv_src_2101_001.tar"}
+
+
+def failure(paper, error_class, message="m"):
+    return {"paper_id": paper, "theorem_id": None, "stage": "read", "error_class": error_class, "message": message,
+            "location": "x", "fatal": False, "bundle": "/in/arXiv_src_2101_001.tar"}
+
+
+def test_file_papers_gives_each_papers_rows_in_order_across_row_groups_and_batches(tmp_path, monkeypatch):
+    rows = [theorem(f"arxiv:{p:03d}", o) for p in range(30) for o in range(4)]
+    monkeypatch.setattr(parquet, "ROW_GROUP_BYTES", 3 * THEOREMS.to_arrow(rows[:4]).nbytes)
+    path = tmp_path / "t.parquet"
+    path.write_bytes(parquet_bytes(THEOREMS, rows))
+    assert pq.ParquetFile(path).metadata.num_row_groups > 5
+    got = list(file_papers(str(path), batch_rows=7))
+    assert [len(p) for p in got] == [4] * 30
+    assert [r["theorem_id"] for p in got for r in p] == [r["theorem_id"] for r in rows]
+
+
+def test_file_papers_groups_a_file_written_out_of_paper_order(tmp_path):
+    rows = [theorem(f"arxiv:{p}", o) for p in "abc" for o in range(2)]
+    shuffled = rows[:]
+    random.Random(3).shuffle(shuffled)
+    path = tmp_path / "old.parquet"
+    pq.write_table(pa.Table.from_pylist(shuffled), path)
+    got = list(file_papers(str(path), batch_rows=2))
+    assert [{r["paper_id"] for r in p} for p in got] == [{"arxiv:a"}, {"arxiv:b"}, {"arxiv:c"}]
+    assert sorted(r["theorem_id"] for p in got for r in p) == sorted(r["theorem_id"] for r in rows)
+
+
+def test_file_papers_holds_a_batch_not_the_file(tmp_path):
+    rows = [theorem(f"arxiv:{p:04d}", 0, text=f"{p}" + "x" * 50_000) for p in range(200)]    # 10 MB of text
+    path = tmp_path / "big.parquet"
+    path.write_bytes(parquet_bytes(THEOREMS, rows))
+    tracemalloc.start()
+    count = sum(len(p) for p in file_papers(str(path), batch_rows=10))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert count == 200
+    assert peak < 2_000_000
+
+
+def test_rewrite_drops_papers_and_merges_added_rows_as_parquet_bytes_would(tmp_path):
+    rows = [failure(f"arxiv:{p}", "bad-line", f"m{p}") for p in "acegi"]
+    source = tmp_path / "f.parquet"
+    source.write_bytes(parquet_bytes(FAILURES, rows))
+    added = {"arxiv:b": [failure("arxiv:b", "duplicate")], "arxiv:e": [failure("arxiv:e", "duplicate")],
+             "arxiv:z": [failure("arxiv:z", "duplicate")]}
+    target = tmp_path / "out.parquet"
+    duplicates._rewrite_file(FAILURES, str(source), str(target), lambda rs: [] if rs[0]["paper_id"] == "arxiv:c" else rs,
+                             added, copy_unchanged=False)
+    kept = [r for r in rows if r["paper_id"] != "arxiv:c"] + [r for a in added.values() for r in a]
+    assert target.read_bytes() == parquet_bytes(FAILURES, kept)
+
+
+def test_rewrite_copies_an_unchanged_file_and_deletes_an_emptied_one(tmp_path):
+    source = tmp_path / "t.parquet"
+    source.write_bytes(parquet_bytes(THEOREMS, [theorem("arxiv:a", 0), theorem("arxiv:b", 0)]))
+    copied, emptied = tmp_path / "copied.parquet", tmp_path / "emptied.parquet"
+    emptied.write_bytes(b"stale")
+    duplicates._rewrite_file(THEOREMS, str(source), str(copied), lambda rs: rs, {}, copy_unchanged=True)
+    duplicates._rewrite_file(THEOREMS, str(source), str(emptied), lambda rs: [], {}, copy_unchanged=True)
+    assert copied.read_bytes() == source.read_bytes()
+    assert not emptied.exists()

@@ -26,9 +26,6 @@ import dataclasses
 import tempfile
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
-import pyarrow.parquet as pq
-from apache_beam.io.filesystems import FileSystems
-
 from schemas import EDGES, FAILURES, PAPERS, THEOREMS
 from schemas.table import Table
 from transforms.link import LINK_GROUP_PREFIX
@@ -36,7 +33,7 @@ from transforms.sources.base import version_rank
 from transforms.write import commit as staging
 from transforms.write.commit import DUPLICATE
 from transforms.write import files
-from transforms.write.parquet import file_papers, paper_order, parquet_bytes, relative_file_path, write_parquet
+from transforms.write.parquet import file_papers, paper_order, relative_file_path, write_parquet
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,11 +77,6 @@ def duplicate_row(dropped: Copy, kept: Copy) -> dict:
     return {"paper_id": dropped.paper_id, "theorem_id": None, "stage": "read", "error_class": DUPLICATE,
             "message": f"another copy kept: {kept.location} ({why})", "location": dropped.location, "fatal": False,
             "bundle": dropped.bundle}
-
-
-def _read_rows(path: str) -> list[dict]:
-    with FileSystems.open(path) as handle:
-        return pq.read_table(handle).to_pylist()
 
 
 @dataclasses.dataclass
@@ -231,19 +223,16 @@ def drop_stale_link_edges(output: str, replaced: Iterable[str], committed: Mappi
     by_group: dict[str, list[str]] = {}
     for relative in link_files:
         by_group.setdefault(staging.group_of_file(relative), []).append(relative)
+    def keep(rows: list[dict]) -> list[dict]:
+        return [r for r in rows if r["src_theorem_id"] not in gone and r["dst_theorem_id"] not in gone]
+
     rewritten = []
     for group, relatives in sorted(by_group.items()):
-        current = {relative: _read_rows(files.join(output, relative)) for relative in relatives}
-        if not any(r["src_theorem_id"] in gone or r["dst_theorem_id"] in gone for rows in current.values() for r in rows):
+        paths = {relative: files.join(output, relative) for relative in sorted(relatives)}
+        if all(keep(rows) == rows for path in paths.values() for rows in file_papers(path)):
             continue
-        for relative, rows in sorted(current.items()):
-            kept = [r for r in rows if r["src_theorem_id"] not in gone and r["dst_theorem_id"] not in gone]
-            target = files.join(staging.staging_dir(output), staging.staged_name(relative))
-            if len(kept) == len(rows):           # untouched: the same bytes, the same name
-                files.replace_bytes(target, files.read_bytes(files.join(output, relative)))
-            elif kept:
-                files.replace_bytes(target, parquet_bytes(EDGES, kept))
-            else:
-                files.delete([target])
+        for relative, path in paths.items():
+            _rewrite_file(EDGES, path, files.join(staging.staging_dir(output), staging.staged_name(relative)), keep, {},
+                          copy_unchanged=True)
         rewritten.append(group)
     return rewritten

@@ -3,10 +3,18 @@
     local           FnApiRunner in one process (named explicitly: Beam 2.77's DirectRunner would first
                     try to download the Prism binary).
     local-parallel  FnApiRunner with one SDK worker process per core (multi_processing). Each worker
-                    imports the pipeline anew (about 20 CPU-seconds, 5 s of wall time more than
-                    local), so it pays off from about 5 MB of LaTeX: on 2 loaded cores it ran at 0.8x
-                    the speed of local on one 2.8 MB bundle, 1.76x on twelve (33 MB) and 1.98x on
-                    37 (about 100 MB: 335 s against 665 s of wall time).
+                    imports the pipeline anew (about 4 CPU-seconds and 8 s of wall time more than
+                    local per wave). `build-corpus --embed-model none` on 2 cores shared with other
+                    jobs (load 6.5-9.5), median of 2 interleaved runs (benchmarks/runner_speedup.py
+                    --copies 1,4,12,36): 0.53x the speed of local on 2.8 MB of LaTeX (0.9 MB of
+                    bundles), 0.68x on 11 MB (3.6), 1.03x on 33 MB (10.9), 1.01x on 100 MB (32.8:
+                    81 s against 82 s of wall time, 48 against 38 CPU-seconds). With no idle core it
+                    does not pay off at any size measured.
+    auto            (build-corpus, the default) local-parallel when the local inputs hold at least
+                    PARALLEL_FROM_BYTES on disk (about 100 MB of LaTeX in arXiv bundles) and a second
+                    core is idle (cores minus the one-minute load average >= 1), else local. An
+                    estimate, not a measurement (this machine was never idle): with a core of its
+                    own, half of 100 MB's 38 CPU-seconds against 8 s of start-up per wave.
     portable        PortableRunner against a Beam job service (--job_endpoint) with SDK workers from
                     an EXTERNAL worker pool: the way Flink and Spark clusters run Python workers.
     flink           FlinkRunner against a Flink session cluster (--flink_master), Python workers from
@@ -70,7 +78,7 @@ PRESETS: dict[str, Callable[[], list[str]]] = {
 REQUIRED = {"dataflow": ("project", "region", "temp_location")}
 
 AUTO = "auto"
-PARALLEL_FROM_BYTES = 10_000_000   # input bytes on disk from which local-parallel is the faster (module docstring)
+PARALLEL_FROM_BYTES = 32_000_000   # input bytes on disk from which auto may pick local-parallel (module docstring)
 
 
 def input_bytes(inputs: list[str]) -> int | None:
@@ -92,11 +100,15 @@ def input_bytes(inputs: list[str]) -> int | None:
     return total
 
 
-def auto_preset(size: int | None, cores: int | None = None) -> str:
-    """`auto`: local-parallel for local inputs of at least `PARALLEL_FROM_BYTES` when there are
-    two cores or more, else local (small inputs, one core, or a size not known before the run)."""
-    cores = os.cpu_count() if cores is None else cores
-    return "local-parallel" if size is not None and size >= PARALLEL_FROM_BYTES and (cores or 1) >= 2 else "local"
+def auto_preset(size: int | None, cores: int | None = None, load: float | None = None) -> str:
+    """`auto`: local-parallel for local inputs of at least `PARALLEL_FROM_BYTES` when a second
+    core is idle (cores minus the one-minute load average at least 1: a worker with no core of its
+    own only adds start-up), else local (small inputs, a busy machine, or a size not known before
+    the run)."""
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    load = os.getloadavg()[0] if load is None else load
+    big = size is not None and size >= PARALLEL_FROM_BYTES
+    return "local-parallel" if big and cores >= 2 and cores - load >= 1 else "local"
 
 
 def _flag_name(arg: str) -> str | None:
@@ -147,8 +159,8 @@ def add_preset_argument(parser, auto: bool = False) -> None:
                         default=AUTO if auto else "local",
                         help=f"runner preset (default: {AUTO if auto else 'local'}); explicit Beam options override it. "
                              + (f"auto: local-parallel when the local inputs hold at least {PARALLEL_FROM_BYTES // 10**6} MB "
-                                "on disk and there are 2 cores or more, else local; " if auto else "")
-                             + "local: FnApiRunner in-process; local-parallel: one worker process per core, "
-                             "PARALLEL_HELP; "
+                                "on disk (about 100 MB of LaTeX) and a second core is idle, else local; " if auto else "")
+                             + "local: FnApiRunner in-process; local-parallel: one worker process per core "
+                             "(on 2 busy cores 0.53x of local on 2.8 MB of LaTeX, 1.01x on 100 MB); "
                              "portable: job service + EXTERNAL worker pool; flink: FlinkRunner; "
                              "dataflow: DataflowRunner with the project's container")

@@ -49,13 +49,26 @@ def test_every_preset_parses_as_beam_options():
         assert PipelineOptions(apply_preset(name, extra)).view_as(StandardOptions).runner
 
 
-def test_auto_runs_in_parallel_only_on_big_local_inputs_and_several_cores():
+def test_auto_runs_in_parallel_only_on_big_local_inputs_with_an_idle_core():
     from runners.presets import PARALLEL_FROM_BYTES, auto_preset
 
-    assert auto_preset(PARALLEL_FROM_BYTES, cores=2) == "local-parallel"
-    assert auto_preset(PARALLEL_FROM_BYTES - 1, cores=2) == "local"
-    assert auto_preset(PARALLEL_FROM_BYTES * 10, cores=1) == "local"
-    assert auto_preset(None, cores=16) == "local"          # remote or missing inputs: size unknown
+    assert auto_preset(PARALLEL_FROM_BYTES, cores=2, load=0.5) == "local-parallel"
+    assert auto_preset(PARALLEL_FROM_BYTES - 1, cores=2, load=0.0) == "local"
+    assert auto_preset(PARALLEL_FROM_BYTES * 10, cores=2, load=1.5) == "local"     # no core to spare
+    assert auto_preset(PARALLEL_FROM_BYTES * 10, cores=16, load=7.0) == "local-parallel"
+    assert auto_preset(PARALLEL_FROM_BYTES * 10, cores=1, load=0.0) == "local"
+    assert auto_preset(None, cores=16, load=0.0) == "local"          # remote or missing inputs: size unknown
+
+
+def test_build_corpus_defaults_to_auto_and_lists_it():
+    import argparse
+
+    from runners.cmd_build_corpus import add_arguments
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args([]).preset == "auto"
+    assert parser.parse_args(["--preset", "local"]).preset == "local"
 
 
 def test_input_bytes_counts_files_globs_and_folders(tmp_path):

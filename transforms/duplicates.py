@@ -94,20 +94,20 @@ def _kept_papers(papers: Iterator[list[dict]], keep: Callable[[list[dict]], list
     for rows in papers:
         paper_id = rows[0]["paper_id"]
         while pending and paper_order(pending[0]) < paper_order(paper_id):
-            yield from _counted(added[pending.pop(0)], 1, tally)
+            yield from _counted(added[pending.pop(0)], True, tally)
         kept = keep(rows)
         if pending and pending[0] == paper_id:
             kept += [r for r in added[pending.pop(0)] if r not in kept]
         tally.rows_read += len(rows)
         tally.changed |= kept != rows
-        yield from _counted(kept, 0, tally)
+        yield from _counted(kept, False, tally)
     for paper_id in pending:
-        yield from _counted(added[paper_id], 1, tally)
+        yield from _counted(added[paper_id], True, tally)
 
 
-def _counted(rows: list[dict], new: int, tally: _Tally) -> Iterator[list[dict]]:
+def _counted(rows: list[dict], only_added: bool, tally: _Tally) -> Iterator[list[dict]]:
     tally.rows_kept += len(rows)
-    tally.changed |= bool(new and rows)
+    tally.changed |= only_added and bool(rows)
     if rows:
         yield rows
 
@@ -223,6 +223,7 @@ def drop_stale_link_edges(output: str, replaced: Iterable[str], committed: Mappi
     by_group: dict[str, list[str]] = {}
     for relative in link_files:
         by_group.setdefault(staging.group_of_file(relative), []).append(relative)
+
     def keep(rows: list[dict]) -> list[dict]:
         return [r for r in rows if r["src_theorem_id"] not in gone and r["dst_theorem_id"] not in gone]
 

@@ -129,7 +129,7 @@ def file_papers(path: str, batch_rows: int = SPILL_ROWS) -> Iterator[list[dict]]
         return
     with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as handle:
         parquet = pq.ParquetFile(handle)
-        if not _inpaper_order(parquet, batch_rows):
+        if not _in_paper_order(parquet, batch_rows):
             by_paper: dict[Optional[str], list[dict]] = {}
             for row in parquet.read().to_pylist():
                 by_paper.setdefault(row["paper_id"], []).append(row)
@@ -146,7 +146,7 @@ def file_papers(path: str, batch_rows: int = SPILL_ROWS) -> Iterator[list[dict]]
             yield rows
 
 
-def _inpaper_order(parquet: pq.ParquetFile, batch_rows: int) -> bool:
+def _in_paper_order(parquet: pq.ParquetFile, batch_rows: int) -> bool:
     last = None
     for batch in parquet.iter_batches(batch_size=batch_rows, columns=["paper_id"]):
         for paper_id in batch.column(0).to_pylist():

@@ -85,3 +85,17 @@ def test_an_overlong_line_is_a_failure_row_and_the_other_records_still_join(tmp_
     bad = con.execute("SELECT location, message FROM failures WHERE error_class = 'bad-metadata-line' "
                       "ORDER BY location").fetchall()
     assert len(bad) == 2 and bad[0][0].startswith("meta.jsonl@") and "cap" in bad[0][1] + bad[1][1]
+
+
+def test_only_records_of_the_runs_papers_leave_the_reader_bad_lines_still_fail(tmp_path):
+    from apache_beam import pvalue
+
+    from transforms.corpus import ReadConfig, ReadMetadata
+
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join([record("2103.00001"), record("1501.00001"), "{not json", record("2103.00002")]) + "\n")
+    reader = ReadMetadata(ReadConfig())
+    reader.setup()
+    out = [item for span in metadata_ranges(str(path)) for item in reader.process(span, {"2103.00002": True})]
+    assert [key for key, _ in (o for o in out if not isinstance(o, pvalue.TaggedOutput))] == ["2103.00002"]
+    assert [o.value["error_class"] for o in out if isinstance(o, pvalue.TaggedOutput)] == ["bad-metadata-line"]

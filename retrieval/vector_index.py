@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import mmap
 import os
 import pathlib
 import sys
@@ -284,26 +285,27 @@ class VectorIndex:
         rows = path.stat().st_size // (4 * self.dim) if path.is_file() else 0
         if rows < self.doc_limit:
             raise ValueError(f"{path}: holds {rows} stored vectors, the shards need {self.doc_limit}")
-        # read with pread, not mapped: pages a mapping touches count as the process's resident memory,
-        # and re-scoring over many queries and filters would touch most of a 10M-row file
-        self._stored_fd = os.open(path, os.O_RDONLY) if self.doc_limit else None
-
-    def __del__(self):
-        if getattr(self, "_stored_fd", None) is not None:
-            os.close(self._stored_fd)
+        # mapped, and each read's pages dropped from the mapping afterwards (they stay in the page
+        # cache): pages a mapping keeps count as the process's resident memory, and re-scoring over
+        # many queries and filters would touch most of a 10M-row file
+        self._stored_map = None
+        if self.doc_limit:
+            with open(path, "rb") as file:
+                self._stored_map = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+            self._stored_rows = np.frombuffer(self._stored_map, dtype=np.float32,
+                                              count=rows * self.dim).reshape(rows, self.dim)
 
     def stored(self, docs: np.ndarray) -> np.ndarray:
-        """The stored unit vectors of `docs` (zeros for a doc without one); each run of consecutive
-        docs is one read, so sorted docs read in file order."""
+        """The stored unit vectors of `docs` (zeros for a doc without one): one gather from the
+        mapping (a pread per run of consecutive docs cost 8 us a run: 16 ms for a 4% filter at
+        100k), then the span read is released from this process's resident memory."""
         docs = np.asarray(docs, dtype=np.int64)
-        out = np.zeros((len(docs), self.dim), dtype=np.float32)
-        if self._stored_fd is None or not len(docs):
-            return out
+        if self._stored_map is None or not len(docs):
+            return np.zeros((len(docs), self.dim), dtype=np.float32)
+        out = self._stored_rows[docs]
         row_bytes = self.dim * 4
-        breaks = np.flatnonzero(np.diff(docs) != 1) + 1
-        for start, stop in zip(np.concatenate(([0], breaks)), np.concatenate((breaks, [len(docs)]))):
-            data = os.pread(self._stored_fd, int(stop - start) * row_bytes, int(docs[start]) * row_bytes)
-            out[start:stop] = np.frombuffer(data, dtype=np.float32).reshape(-1, self.dim)
+        first = int(docs.min()) * row_bytes // mmap.PAGESIZE * mmap.PAGESIZE
+        self._stored_map.madvise(mmap.MADV_DONTNEED, first, (int(docs.max()) + 1) * row_bytes - first)
         return out
 
     def _rescored(self, query: np.ndarray, docs: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -311,8 +313,14 @@ class VectorIndex:
         if not len(docs):
             return []
         matrix = self.stored(docs)
-        present = matrix.any(axis=1)            # a row without a vector is stored as zeros
-        docs, scores = docs[present], matrix[present] @ query
+        scores = matrix @ query
+        zero = np.flatnonzero(scores == 0)      # a row without a vector is stored as zeros
+        empty = zero[~matrix[zero].any(axis=1)]
+        if len(empty):
+            docs, scores = np.delete(docs, empty), np.delete(scores, empty)
+        if len(scores) > k:                     # the k best and every row tied with the k-th
+            best = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+            docs, scores = docs[best], scores[best]
         order = np.lexsort((docs, -scores))[:k]
         return [(int(docs[i]), float(scores[i])) for i in order]
 

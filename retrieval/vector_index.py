@@ -45,6 +45,7 @@ SHARD_FORMAT = 3            # manifests of older shards (a full index or vectors
 STORED = "vectors.f32"
 PQ_BYTES = 48               # bytes per vector in the shortlist's codes (384 floats: 8 dims a byte)
 MAX_LISTS = 4096
+PQ_TRAIN_PER_CENTROID = 64  # PQ training points per sub-vector centroid (faiss's default 256)
 TRAIN_PER_LIST = 40         # k-means sample: faiss warns under 39 points a centroid (64: 1M rows train 20 s CPU longer)
 NPROBE = 48
 SHORTLIST = 200             # candidates re-scored exactly (at least 10 per result) up to SHORTLIST_ROWS rows
@@ -88,11 +89,16 @@ def read_vectors(path: str, column: str) -> tuple[np.ndarray, np.ndarray]:
     """(row numbers with a vector, their unit vectors) of one theorems Parquet file."""
     import pyarrow.parquet as pq
 
-    values = pq.read_table(path, columns=[column]).column(0).combine_chunks()
-    present = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
+    # one thread: a Beam worker per core parallelizes (Arrow's pool only adds CPU: 6.3 against 7.2 us a row)
+    values = pq.read_table(path, columns=[column], use_threads=False).column(0).combine_chunks()
+    if values.null_count:
+        present = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
+        values = values.take(present)
+    else:                   # the usual case: no copy before normalizing (9.0 -> 5.1 us a row)
+        present = np.arange(len(values))
     if not len(present):
         return present, np.zeros((0, 0), dtype=np.float32)
-    flat = np.asarray(values.take(present).flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+    flat = np.asarray(values.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
     return present, unit_rows(flat.reshape(len(present), -1))
 
 
@@ -124,6 +130,10 @@ def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
         # faiss's default reorders PQ centroids for Hamming-distance filtering (simulated annealing:
         # minutes of CPU, most of a 100k-row build); the shortlist is scored with PQ tables instead
         index.do_polysemous_training = False
+        # the PQ's 256 centroids a sub-vector from PQ_TRAIN_PER_CENTROID points each rather than
+        # faiss's 256: they only pick the shortlist, which is re-scored exactly (100k rows: 5.6 ->
+        # 2.3 s of CPU to train)
+        index.pq.cp.max_points_per_centroid = PQ_TRAIN_PER_CENTROID
     index.train(np.ascontiguousarray(sample, dtype=np.float32))
     return faiss.serialize_index(index).tobytes()
 

@@ -103,19 +103,28 @@ def write_corpus(root: pathlib.Path, rows: int, base: np.ndarray, seed: int = 20
         "document_prompt": "", "normalize": True}}))
 
 
+# Run by a fresh interpreter that forks the command: a child forked from this (large) process
+# would report this process's peak RSS as its own (Linux carries the forked memory's high-water
+# mark across exec), which inflated rss_build_mb and rss_search_mb before.
+_LAUNCH = ("import json, os, subprocess, sys; process = subprocess.Popen(sys.argv[1:]); "
+           "_, status, usage = os.wait4(process.pid, 0); print(json.dumps([os.waitstatus_to_exitcode(status), "
+           "usage.ru_utime + usage.ru_stime, usage.ru_maxrss]), file=sys.stderr)")
+
+
 def run_measured(command: list[str], env: dict) -> tuple[float, float, float, str]:
     """(wall seconds, CPU seconds, peak RSS MB, stderr) of one child process (and its children)."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=REPO)
-        _, status, usage = os.wait4(process.pid, 0)     # this child's own rusage: its peak RSS
+        process = subprocess.run([sys.executable, "-c", _LAUNCH, *command], stdout=subprocess.DEVNULL, stderr=err,
+                                 env=env, cwd=REPO)
         wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         stderr = err.read().decode()
-    if process.returncode:
+    lines = stderr.rstrip().splitlines()
+    code, cpu, peak_kb = json.loads(lines[-1]) if process.returncode == 0 and lines else (process.returncode, 0, 0)
+    if code:
         raise RuntimeError(f"{' '.join(command)} failed: {stderr[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stderr
+    return wall, cpu, peak_kb / 1024, "\n".join(lines[:-1])
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -252,6 +261,7 @@ def main() -> None:
         f"short_c{CONCURRENT}_cpu_ms": round(served["concurrent_cpu_ms"], 1),
         "recall_at_10": round(recall_at_k(plain, exact_plain, 10), 4),
         "recall_at_10_filtered": round(recall_at_k(filtered, exact_filtered, 10), 4),
+        "load_avg": [round(x, 1) for x in os.getloadavg()],     # at the end: the machine's load meanwhile
     }
     if args.format == "json":
         print(json.dumps(result))

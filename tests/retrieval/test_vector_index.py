@@ -1,9 +1,11 @@
 """The persisted search index: built by the Beam job, read memory-mapped, exact where it counts."""
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
+import urllib.request
 
 import duckdb
 import numpy as np
@@ -120,9 +122,49 @@ def test_lean_query_encoder_equals_sentence_transformers(encoder):
     from transforms.models import resolve_model_path
 
     lean = query_encoder.load(resolve_model_path(encoder.config.model), normalize=True, prompt="")
-    texts = ["every bounded monotone sequence converges", "Let $G$ be a finite group. " * 60]
-    cosines = (lean.encode_queries(texts) * encoder.encode_queries(texts)).sum(axis=1)
-    assert cosines.min() > 0.9999
+    texts = ["every bounded monotone sequence converges", "Let $G$ be a finite group. " * 60, "compact"]
+    together = lean.encode_queries(texts)
+    assert together.dtype == np.float32
+    assert np.abs(together - encoder.encode_queries(texts)).max() < 1e-5     # scores within 1e-5 of torch's
+    # a batch stacks its queries' tokens: each query's vector is the one it gets alone
+    alone = np.stack([lean.encode_queries([t])[0] for t in texts])
+    assert np.abs(together - alone).max() < 1e-6
+
+
+def test_stored_vectors_are_read_not_mapped(synthetic_corpus):
+    """Re-scoring reads stored vectors with preadv, run by run: a mapping's pages would count as
+    resident memory (the kernel maps whole page-cache folios on a fault)."""
+    index = vector_index.open_index(synthetic_corpus, "description", vector_index.fresh_plan(synthetic_corpus))
+    docs = np.concatenate([np.arange(0, 12_000, 3), np.arange(5_000, 5_100)])
+    docs.sort()
+    matrix = index.stored(docs)
+    assert np.array_equal(matrix[::7], index.stored(docs[::7])) and np.abs(np.linalg.norm(matrix, axis=1) - 1).max() < 1e-5
+    index.search(matrix[0], 10, np.unique(docs))
+    stored = str(synthetic_corpus / "index" / "description" / vector_index.STORED)
+    assert stored not in pathlib.Path("/proc/self/maps").read_text()
+
+
+def test_serve_answers_equal_the_search_command_without_torch(indexed_corpus, capsys):
+    """`serve` embeds queries like `search` (NumPy, no torch loaded): the same hits, the same scores."""
+    server = subprocess.Popen([sys.executable, "-m", "runners.cli", "serve", str(indexed_corpus), "--port", "0",
+                               "--no-mcp"], cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        url = next(found.group(0) for line in server.stderr
+                   if (found := re.search(r"http://[\d.]+:\d+/search", line)))
+        for query, kinds in ((q, k) for q in QUERIES for k in (None, ["lemma"])):
+            body = json.dumps({"query": query, "n_results": 5, "kinds": kinds}).encode()
+            request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=120) as response:
+                served = json.load(response)["results"]
+            assert main(["search", str(indexed_corpus), query, "-k", "5", "--format", "json"]
+                        + (["--kind", ",".join(kinds)] if kinds else [])) == 0
+            searched = json.loads(capsys.readouterr().out)
+            assert [h["theorem_id"] for h in served] == [h["theorem_id"] for h in searched] and served
+            assert [h["score"] for h in served] == pytest.approx([h["score"] for h in searched], abs=1e-5)
+        assert "libtorch" not in pathlib.Path(f"/proc/{server.pid}/maps").read_text()
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
 
 
 def test_lean_query_encoder_declines_other_layouts(tmp_path):

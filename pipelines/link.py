@@ -361,26 +361,24 @@ class LinkStatements(beam.PTransform):
             cfg.embedding_threshold, cfg.shard_size, self.n_statements, self.neighbours)
         edges = [_edges(pairs, method, cfg.group) for method, pairs in (("text", text), ("embedding", embedding))]
         edges.append(statements | "Earlier" >> KeepCurrentEdges(self.earlier_edge_files))
-        failed = pbegin | "NoneFailed" >> beam.Create([])
-        if self.llm is not None:
+        if self.llm is None:        # nothing asked, nothing failed; a request failed in an earlier run stays pending
+            linked_rows = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"])
+                           | "LinkedRows" >> beam.Map(
+                               lambda r: {"theorem_id": r["theorem_id"], "compared": True, "llm_done": True}))
+        else:
             asked = (statements
                      | "ByPaper" >> beam.Map(lambda r: (r["paper_id"], r))
                      | "Papers" >> beam.GroupByKey()
                      | "AskDependencies" >> beam.ParDo(_AskDependencies(self.llm, cfg.group)).with_outputs(
                          "failed", main="edges"))
             edges.append(asked.edges)
-            failed = asked.failed
-        staged = staging.staging_dir(cfg.output)
-        asking = self.llm is not None      # without an endpoint, a failed request stays pending
-        linked_now = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"] or asking and r["ask"])
-                      | "LinkedNowById" >> beam.Map(lambda r: (r["theorem_id"], {"theorem_id": r["theorem_id"], "new": r["new"]})))
-        if self.llm is not None:
-            linked_rows = ({"row": linked_now, "failed": failed | "FailedById" >> beam.Map(lambda i: (i, None))}
+            linked_now = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"] or r["ask"])
+                          | "LinkedNowById" >> beam.Map(
+                              lambda r: (r["theorem_id"], {"theorem_id": r["theorem_id"], "new": r["new"]})))
+            linked_rows = ({"row": linked_now, "failed": asked.failed | "FailedById" >> beam.Map(lambda i: (i, None))}
                            | "JoinFailed" >> beam.CoGroupByKey()
                            | "LinkedRows" >> beam.FlatMap(_linked_row))
-        else:                       # nothing asked, so nothing failed
-            linked_rows = linked_now | "LinkedRows" >> beam.FlatMap(
-                lambda kv: _linked_row((kv[0], {"row": [kv[1]], "failed": []})))
+        staged = staging.staging_dir(cfg.output)
         return {
             "edges": (edges | "AllEdges" >> beam.Flatten() | "WriteEdges" >> WriteTable(EDGES, staged)),
             "linked": (linked_rows | "AllLinked" >> beam.combiners.ToList()

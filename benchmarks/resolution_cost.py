@@ -20,10 +20,12 @@ interquartile range. Also the share of (c)'s CPU time spent inside the resolutio
 what it says (placeholders only in (a), proof text only in (c)). The introduction is not
 extracted (the default describer does not read it).
 
-Measured 2026-12-04 (7 repetitions, load average 7.4-7.7 on 2 cores), (c)/(a) median [IQR]:
-HoTT book +6.3% [+2.4%, +9.4%], PFR blueprint -11.9% [-12.3%, -11.4%], 2101 bundle +7.6% [+6.5%,
-+9.9%]; (b)/(a) -17% to -42% (printing references is cheaper than pylatexenc parsing them);
-the resolution code itself takes 4.9%, 15.4% and 5.9% of (c).
+Measured 2026-12-04 on main at 021d8c2 (7 repetitions, load average 6.5 then 4.2 on 2 cores), (c)/(a)
+median [IQR]: HoTT book +7.1% [+6.7%, +7.3%], PFR blueprint +48.7% [+48.1%, +48.8%], 2101 bundle
++10.7% [+10.1%, +10.8%]; (b)/(a): -26.6%, -5.9%, -18.0% (printing references is cheaper than
+pylatexenc parsing them); the resolution code itself takes 6.7%, 17.5% and 6.9% of (c). PFR's
+added cost is its proof text (proofs as long as the statements, rendered the same way), not
+resolution. Before the render fast path of 021d8c2 (a) was slower: PFR -11.9%, HoTT +6.3%, bundle +7.6%.
 
     .venv/bin/python benchmarks/resolution_cost.py [--corpora ../shared/corpora] [--repeat 9]
 """

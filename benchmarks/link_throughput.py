@@ -12,11 +12,20 @@ links a corpus of embedding-like vectors instead (`benchmarks/search_scale.py`'s
 `thmforge index` for `--embedding-search index`): its texts are too short for text linking, so it
 measures the embedding side.
 
-Measured 2026-12-03 (synthetic, CPU-seconds of the link job, machine at load 10-18), statements/s/core,
-exact / index: 5k 540 / 528, 10k 706 / 704, 20k 661 / 753 (the same edges), 100k - / 635 (the exact
-scan's in-process shuffles passed 6.8 GB RSS and were stopped); baseline 9,151 at 5k. The crossover
-is about 10k statements: `--embedding-search auto` uses the index from there
-(`retrieval.link_candidates.INDEX_FROM_ROWS`).
+Measured 2026-12-04 (synthetic, CPU seconds of the link job, `--repeat 1` per process, the code
+before and after the change run alternately, 3 runs each, machine at load 4-11), statements/s/core,
+median [range], before -> after: exact 5k 1,630 [1,468-1,661] -> 3,224 [3,220-3,251], 10k 1,848
+[1,733-1,864] -> 3,360 [3,238-3,422], 20k 1,613 [1,564-1,630] -> 2,733 [2,720-2,889]; index 5k
+1,430 [1,415-1,467] -> 2,026 [2,013-2,075], 10k 1,698 [1,619-1,807] -> 2,572 [2,498-2,578], 20k
+1,800 [1,684-1,854] -> 2,592 [2,491-2,706]; the same edges. What went: the joins that brought
+each pair's statements back for its edge rows (pairs now carry them), a first run's join with an
+empty linked list, the join with failed requests when no endpoint is asked, vectors pickled per
+element (they cross shuffles as bytes) and one copy of each query in the exact scan (its own shard
+has it). At 20k the exact scan's N x N products are most of what is left (69% of the job's CPU
+under cProfile). Earlier (2026-12-03, load 10-18): 5k 540 / 528, 10k 706 / 704, 100k - / 635 (the
+exact scan's in-process shuffles passed 6.8 GB RSS and were stopped), a crossover at about 10k
+statements, from where `--embedding-search auto` uses the index (`retrieval.link_candidates.INDEX_FROM_ROWS`).
+Since this change the exact scan is the faster up to 20k at least; the new crossover is not measured.
 """
 from __future__ import annotations
 
@@ -54,6 +63,7 @@ def _fresh_copy(corpus: pathlib.Path, into: pathlib.Path) -> pathlib.Path:
 
 
 def baseline(corpus: pathlib.Path) -> tuple[int, float]:
+    text_signature("datasketch imported before the clock starts: the link job, run after, finds it imported")
     started = time.process_time()
     rows = [row for path in list_files(str(corpus / "theorems")) for row in read_statements(path, str(corpus))]
     for row in rows:

@@ -31,6 +31,7 @@ METRICS_NAMESPACE = "thmforge.link"
 Neighbours = Callable[[np.ndarray], list]   # unit query vectors -> per query, [(file, row), ...]
 _VECTOR_COLUMNS = ("statement_embedding", "embedding")
 _COLUMNS = ["theorem_id", "paper_id", "source", "year", "statement_text", *_VECTOR_COLUMNS]
+_EDGE_SIDE = ("theorem_id", "paper_id", "source", "year")
 _LLM_COLUMNS = ["ordinal", "kind", "display_name", "number", "label", "proof_text", "proof_latex"]
 
 
@@ -118,11 +119,17 @@ class _TextKeys(beam.DoFn):
         member = {k: row[k] for k in ("theorem_id", "paper_id", "new")}
         for key in link.band_keys(signature):
             yield key, member
-        yield beam.pvalue.TaggedOutput("signature", (row["theorem_id"], signature))
+        yield beam.pvalue.TaggedOutput("signature", (row["theorem_id"], (signature, _edge_side(row))))
+
+
+def _edge_side(row: dict) -> dict:
+    """What a `restates` edge row says of one of its statements (`link.edge_rows`)."""
+    return {k: row[k] for k in _EDGE_SIDE}
 
 
 class TextRestatements(beam.PTransform):
-    """Statements -> (id, id) pairs whose normalized texts nearly coincide (MinHash LSH bands)."""
+    """Statements -> pairs of edge sides (`_edge_side`) whose normalized texts nearly coincide
+    (MinHash LSH bands)."""
 
     def __init__(self, threshold: float):
         super().__init__()
@@ -136,8 +143,8 @@ class TextRestatements(beam.PTransform):
                  | "Candidates" >> beam.FlatMap(lambda kv: link.candidate_pairs(list(kv[1])))
                  | "Distinct" >> beam.Distinct())
         return (_join_pair_values(pairs, signatures, "Signature")
-                | "Similar" >> beam.Filter(lambda p: link.estimated_jaccard(p[2], p[3]) >= self.threshold)
-                | "Ids" >> beam.Map(lambda p: (p[0], p[1])))
+                | "Similar" >> beam.Filter(lambda p: link.estimated_jaccard(p[2][0], p[3][0]) >= self.threshold)
+                | "Sides" >> beam.Map(lambda p: (p[2][1], p[3][1])))
 
 
 def _join_pair_values(pairs, values, name: str):
@@ -171,14 +178,14 @@ class _IndexCandidates(beam.DoFn):
 
 
 class EmbeddingRestatements(beam.PTransform):
-    """Statements -> (id, id) pairs whose vectors' cosine reaches the threshold.
+    """Statements -> pairs of edge sides (`_edge_side`) whose vectors' cosine reaches the threshold.
 
     With `neighbours` (the corpus's vector index, handed down by the runner: a callable from a
     matrix of unit query vectors to, per query, the (file, row) of the statements it shortlists),
     each new statement meets its shortlist by a join on (file, row) and the pair is re-scored on
     the full-precision vectors. Without, the scan is exact: the corpus is cut into shards of
-    `shard_size` statements and every new statement is sent to every shard, so each comparison
-    happens on one worker and no worker holds the whole corpus.
+    `shard_size` statements and every new statement is sent to every other shard (its own has it
+    already), so each comparison happens on one worker and no worker holds the whole corpus.
     """
 
     def __init__(self, threshold: float, shard_size: int, n_statements: int,
@@ -192,19 +199,18 @@ class EmbeddingRestatements(beam.PTransform):
     def expand(self, statements):
         shards, threshold = self.shards, self.threshold
         with_vectors = statements | "WithVectors" >> beam.Filter(lambda r: r["vector"] is not None)
-        members = with_vectors | "Slim" >> beam.Map(
-            lambda r: {k: r[k] for k in ("theorem_id", "paper_id", "new", "vector", "file", "row")})
+        members = with_vectors | "Slim" >> beam.Map(     # the vector as bytes: a coder copies them, an array it pickles
+            lambda r: {**{k: r[k] for k in ("new", "file", "row", *_EDGE_SIDE)}, "vector": r["vector"].tobytes()})
         if self.neighbours is not None:
             return self._from_index(members)
         corpus = members | "ByShard" >> beam.Map(lambda r: (shard_of(r["theorem_id"], shards), r))
         queries = (members
                    | "New" >> beam.Filter(lambda r: r["new"])
-                   | "ToEveryShard" >> beam.FlatMap(lambda r: ((shard, r) for shard in range(shards))))
+                   | "ToOtherShards" >> beam.FlatMap(lambda r: (
+                       (shard, r) for shard in range(shards) if shard != shard_of(r["theorem_id"], shards))))
         return ({"corpus": corpus, "queries": queries}
                 | "MeetByShard" >> beam.CoGroupByKey()
-                | "Search" >> beam.FlatMap(lambda kv: link.embedding_pairs(
-                    list(kv[1]["corpus"]), list(kv[1]["queries"]), threshold))
-                | "Ids" >> beam.Map(lambda p: (p[0], p[1])))
+                | "Search" >> beam.ParDo(_ShardSearch(threshold)))
 
     def _from_index(self, members):
         threshold = self.threshold
@@ -215,9 +221,35 @@ class EmbeddingRestatements(beam.PTransform):
         located = members | "ByLocation" >> beam.Map(lambda r: ((r["file"], r["row"]), r))
         return ({"query": shortlisted, "found": located}
                 | "MeetByLocation" >> beam.CoGroupByKey()
-                | "Rescore" >> beam.FlatMap(lambda kv: link.rescored_pairs(
-                    list(kv[1]["found"]), list(kv[1]["query"]), threshold))
-                | "Distinct" >> beam.Distinct())
+                | "Rescore" >> beam.FlatMap(lambda kv: (
+                    ((a["theorem_id"], b["theorem_id"]), (_edge_side(a), _edge_side(b)))
+                    for a, b in link.rescored_pairs(list(kv[1]["found"]), list(kv[1]["query"]), threshold)))
+                | "Distinct" >> beam.CombinePerKey(_any)
+                | "Sides" >> beam.Values())
+
+
+class _ShardSearch(beam.DoFn):
+    """One shard's statements against the new ones of every shard -> the edge sides of its pairs."""
+
+    def __init__(self, threshold: float):
+        self.threshold = threshold
+
+    def setup(self):
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")   # a Beam worker per core parallelizes; BLAS threads on a shared core spin
+
+    def process(self, shard) -> Iterator[tuple[dict, dict]]:
+        _, groups = shard
+        corpus = list(groups["corpus"])
+        queries = list(groups["queries"]) + [r for r in corpus if r["new"]]
+        for query, found, _ in link.embedding_pairs(corpus, queries, self.threshold):
+            yield _edge_side(query), _edge_side(found)
+
+
+def _any(values):
+    """One of equal values (a pair found from both sides)."""
+    return next(iter(values))
 
 
 class _AskDependencies(beam.DoFn):
@@ -316,35 +348,37 @@ class LinkStatements(beam.PTransform):
         rows = (pbegin | "TheoremFiles" >> beam.Create(self.theorem_files)
                 | "SpreadFiles" >> beam.Reshuffle()
                 | "ReadStatements" >> beam.FlatMap(read_statements, cfg.output, self.llm is not None))
-        linked = (pbegin | "LinkedFiles" >> beam.Create(self.linked_files)
-                  | "ReadLinked" >> beam.FlatMap(read_linked))
-        statements = ({"rows": rows | "RowsById" >> beam.Map(lambda r: (r["theorem_id"], r)), "linked": linked}
-                      | "JoinLinked" >> beam.CoGroupByKey()
-                      | "MarkNew" >> beam.FlatMap(_mark_new))
+        if self.linked_files:
+            linked = (pbegin | "LinkedFiles" >> beam.Create(self.linked_files)
+                      | "ReadLinked" >> beam.FlatMap(read_linked))
+            statements = ({"rows": rows | "RowsById" >> beam.Map(lambda r: (r["theorem_id"], r)), "linked": linked}
+                          | "JoinLinked" >> beam.CoGroupByKey()
+                          | "MarkNew" >> beam.FlatMap(_mark_new))
+        else:                       # a first run: every statement is new, nothing to join
+            statements = rows | "AllNew" >> beam.Map(lambda r: {**r, "new": True, "ask": True})
         text = statements | "Text" >> TextRestatements(cfg.text_threshold)
         embedding = statements | "Embedding" >> EmbeddingRestatements(
             cfg.embedding_threshold, cfg.shard_size, self.n_statements, self.neighbours)
-        by_id = statements | "StatementsById" >> beam.Map(
-            lambda r: (r["theorem_id"], {k: r[k] for k in ("theorem_id", "paper_id", "source", "year")}))
-        edges = [_edges(pairs, by_id, method, cfg.group)
-                 for method, pairs in (("text", text), ("embedding", embedding))]
+        edges = [_edges(pairs, method, cfg.group) for method, pairs in (("text", text), ("embedding", embedding))]
         edges.append(statements | "Earlier" >> KeepCurrentEdges(self.earlier_edge_files))
-        failed = pbegin | "NoneFailed" >> beam.Create([])
-        if self.llm is not None:
+        if self.llm is None:        # nothing asked, nothing failed; a request failed in an earlier run stays pending
+            linked_rows = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"])
+                           | "LinkedRows" >> beam.Map(
+                               lambda r: {"theorem_id": r["theorem_id"], "compared": True, "llm_done": True}))
+        else:
             asked = (statements
                      | "ByPaper" >> beam.Map(lambda r: (r["paper_id"], r))
                      | "Papers" >> beam.GroupByKey()
                      | "AskDependencies" >> beam.ParDo(_AskDependencies(self.llm, cfg.group)).with_outputs(
                          "failed", main="edges"))
             edges.append(asked.edges)
-            failed = asked.failed
+            linked_now = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"] or r["ask"])
+                          | "LinkedNowById" >> beam.Map(
+                              lambda r: (r["theorem_id"], {"theorem_id": r["theorem_id"], "new": r["new"]})))
+            linked_rows = ({"row": linked_now, "failed": asked.failed | "FailedById" >> beam.Map(lambda i: (i, None))}
+                           | "JoinFailed" >> beam.CoGroupByKey()
+                           | "LinkedRows" >> beam.FlatMap(_linked_row))
         staged = staging.staging_dir(cfg.output)
-        asking = self.llm is not None      # without an endpoint, a failed request stays pending
-        linked_now = (statements | "LinkedNow" >> beam.Filter(lambda r: r["new"] or asking and r["ask"])
-                      | "LinkedNowById" >> beam.Map(lambda r: (r["theorem_id"], {"theorem_id": r["theorem_id"], "new": r["new"]})))
-        linked_rows = ({"row": linked_now, "failed": failed | "FailedById" >> beam.Map(lambda i: (i, None))}
-                       | "JoinFailed" >> beam.CoGroupByKey()
-                       | "LinkedRows" >> beam.FlatMap(_linked_row))
         return {
             "edges": (edges | "AllEdges" >> beam.Flatten() | "WriteEdges" >> WriteTable(EDGES, staged)),
             "linked": (linked_rows | "AllLinked" >> beam.combiners.ToList()
@@ -352,9 +386,8 @@ class LinkStatements(beam.PTransform):
         }
 
 
-def _edges(pairs, by_id, method: str, group: str):
-    return (_join_pair_values(pairs, by_id, f"{method.capitalize()}Rows")
-            | f"{method.capitalize()}Edges" >> beam.FlatMap(lambda p: link.edge_rows(p[2], p[3], method, group)))
+def _edges(pairs, method: str, group: str):
+    return pairs | f"{method.capitalize()}Edges" >> beam.FlatMap(lambda p: link.edge_rows(p[0], p[1], method, group))
 
 
 _LINKED_SCHEMA = pa.schema([("theorem_id", pa.string()), ("compared", pa.bool_()), ("llm_done", pa.bool_())])

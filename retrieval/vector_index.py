@@ -334,20 +334,6 @@ class VectorIndex:
         order = np.lexsort((docs, -scores))[:k]
         return [(int(docs[i]), float(scores[i])) for i in order]
 
-    def search_many(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
-        """`search` without filters for every row of `queries` (one faiss call for all shortlists)."""
-        import faiss
-
-        queries = unit_rows(np.asarray(queries, dtype=np.float32).reshape(-1, self.dim))
-        want = max(self.shortlist, 10 * k)
-        params = faiss.SearchParametersIVF()
-        params.nprobe = self.nprobe
-        _, ids = self.index.search(queries, want, params=params)
-        found = [row[row >= 0] for row in ids]
-        # a short shortlist (a small corpus, sparse lists): probe wider, one query at a time
-        return [self._rescored(q, f, k) if len(f) >= want or self.nprobe >= self.nlist else self.search(q, k)
-                for q, f in zip(queries, found)]
-
     def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
         """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters."""
         import faiss

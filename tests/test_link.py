@@ -85,7 +85,7 @@ def test_embedding_pairs_keep_other_papers_above_threshold_once():
         {"theorem_id": "d", "paper_id": "r", "new": False, "vector": [0.0, 1.0]},
     ]
     queries = [r for r in corpus if r["new"]]
-    found = {(a, b) for a, b, score in link.embedding_pairs(corpus, queries, 0.8)}
+    found = {(a["theorem_id"], b["theorem_id"]) for a, b, score in link.embedding_pairs(corpus, queries, 0.8)}
     assert found == {("a", "b"), ("b", "c")}
     assert all(score >= 0.8 for *_, score in link.embedding_pairs(corpus, queries, 0.8))
     assert np.allclose(np.linalg.norm(link.unit_rows([[3, 4]]), axis=1), 1)

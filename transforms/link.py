@@ -125,13 +125,10 @@ def edge_rows(a: dict, b: dict, method: str, group: str) -> list[dict]:
     } for src, dst in ((a, b), (b, a))]
 
 
-def text_matches(pair: tuple[str, str], signatures: dict[str, np.ndarray], threshold: float) -> bool:
-    a, b = pair
-    return estimated_jaccard(signatures[a], signatures[b]) >= threshold
-
-
 def unit_rows(vectors: Iterable) -> np.ndarray:
-    matrix = np.asarray([np.asarray(v, dtype=np.float32) for v in vectors], dtype=np.float32)
+    """The vectors (sequences of numbers, or float32 bytes as the link job ships them) as unit rows."""
+    matrix = np.asarray([np.frombuffer(v, dtype=np.float32) if isinstance(v, bytes) else np.asarray(v, dtype=np.float32)
+                         for v in vectors], dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1, norms)
 
@@ -153,20 +150,20 @@ def cosine_pairs(corpus: list[dict], queries: list[dict], threshold: float,
                 yield query, found, float(scores[qi, ci])
 
 
-def embedding_pairs(corpus: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[str, str, float]]:
-    """(query id, corpus id, cosine) for every query/corpus pair of different papers at or above `threshold`.
+def embedding_pairs(corpus: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[dict, dict, float]]:
+    """(query, corpus statement, cosine) for every query/corpus pair of different papers at or above `threshold`.
 
     A pair of two new statements is found from both sides; only the side whose query id sorts first
     emits it, so each pair comes out once.
     """
     for query, found, score in cosine_pairs(corpus, queries, threshold):
         if not (found["new"] and found["theorem_id"] < query["theorem_id"]):
-            yield query["theorem_id"], found["theorem_id"], score
+            yield query, found, score
 
 
-def rescored_pairs(candidates: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[str, str]]:
-    """Ordered id pairs of candidates an index shortlisted for `queries` whose exact cosine reaches
-    `threshold`. An approximate search may find a pair from one side only, so both sides emit it
-    (ordered, for a Distinct) rather than trusting the other side."""
+def rescored_pairs(candidates: list[dict], queries: list[dict], threshold: float) -> Iterator[tuple[dict, dict]]:
+    """Pairs (ordered by id) of candidates an index shortlisted for `queries` whose exact cosine
+    reaches `threshold`. An approximate search may find a pair from one side only, so both sides
+    emit it (ordered, for deduplication) rather than trusting the other side."""
     for query, found, _ in cosine_pairs(candidates, queries, threshold):
-        yield tuple(sorted((query["theorem_id"], found["theorem_id"])))
+        yield (query, found) if query["theorem_id"] < found["theorem_id"] else (found, query)

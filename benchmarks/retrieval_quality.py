@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import pathlib
+import shutil
 import sys
 import time
 
@@ -28,6 +29,7 @@ import numpy as np
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from retrieval import vector_index  # noqa: E402
 from retrieval.catalog import open_catalog  # noqa: E402
 from retrieval.evaluate import Query, first_rank, metrics, parse_queries, resolve_gold  # noqa: E402
 from retrieval.filters import Filters  # noqa: E402
@@ -109,6 +111,46 @@ def encode(encoder: Encoder, texts: list[str], cache: pathlib.Path, key: str) ->
     return (np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)), embedded
 
 
+def indexed_copy(corpus: str, work: pathlib.Path, model: str, vectors: dict[str, np.ndarray], dim: int):
+    """(the vector index `thmforge index` builds over `vectors`, its doc -> theorem id): a copy of the
+    corpus whose theorems carry `vectors` (theorem id -> unit vector) as their embeddings."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from retrieval.index_job import build_index
+    from schemas.theorems import embedding_type
+
+    root = work / "indexed-corpus"
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(corpus, root)
+    for path in (root / "theorems").rglob("*.parquet"):
+        table = pq.read_table(path)     # only the searched statements: every row has a vector (pyarrow 25
+        table = table.filter(pa.array([t in vectors for t in table.column("theorem_id").to_pylist()]))  # misreads nulls)
+        flat = np.asarray([vectors[t] for t in table.column("theorem_id").to_pylist()], dtype=np.float32)
+        column = pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1)), dim)
+        pq.write_table(table.set_column(table.schema.get_field_index("embedding"),
+                                        pa.field("embedding", embedding_type(dim)), column), path)
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest["embedding"] = {"model": model, "dim": dim, "normalize": True}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    build_index(root, "description", PipelineOptions(["--runner=FnApiRunner"]))
+    searcher = Searcher(open_catalog(str(root)))
+    assert searcher.indexed, f"{root}: not indexed"
+    return searcher._vector_index(), dict(searcher.con.execute("SELECT doc, theorem_id FROM search_corpus").fetchall())
+
+
+def index_against_exact(index, theorem_of: dict, queries: list[Query], qv: np.ndarray, gold: list,
+                        probe_only: bool) -> dict:
+    """Gold ranks (top K) of search from the index and of the exact scan, query by query;
+    `probe_only`: the index's probe even where it would scan exactly (the rule before 2026-12-04)."""
+    index.exact_filter_rows = 0 if probe_only else vector_index.EXACT_FILTER_ROWS
+    found, exact = ([[theorem_of[d] for d, _ in search(v, K)] for v in qv] for search in (index.search, index.exact))
+    ranks = [(first_rank(e, ids), first_rank(f, ids)) for e, f, (ids, _) in zip(exact, found, gold)]
+    return {"exact": metrics([e for e, _ in ranks]), "index": metrics([f for _, f in ranks]),
+            f"recall@{K}": round(vector_index.recall_at_k(found, exact, K), 4),
+            "changed": [(q.query, e, f) for q, (e, f) in zip(queries, ranks) if e != f]}
+
+
 def context_of(row: dict) -> str:
     """What agreement reranking compares the query with: title, section path, paper title."""
     return " ".join(p for p in [row["title"], *(row["section_path"] or []), row["paper_title"]] if p)
@@ -141,22 +183,40 @@ def report_cost(args) -> None:
 
 
 def cost(cell: dict) -> str:
-    """statements/s to embed (when measured, not cached) and ms per query of the mode's first stage."""
-    vector, lexical = cell.get("vector_ms_per_query"), cell.get("lexical_ms_per_query")
+    """Statements embedded per second and per CPU-second (when measured, not cached), and wall and CPU
+    ms per query of the mode's first stage (query embedding and ranking; BM25; both for hybrid)."""
     mode = cell["mode"]
-    ms = lexical if mode == "lexical" else vector if mode.startswith("vector") else (
-        vector + lexical if vector is not None and lexical is not None else None)
-    rate = cell.get("build_statements_per_s")
-    return f"{rate if rate and mode != 'lexical' else '-'} | {f'{ms:.1f}' if ms is not None else '-'}"
+
+    def ms(kind: str) -> str:
+        vector, lexical = cell.get(f"vector{kind}_ms_per_query"), cell.get(f"lexical{kind}_ms_per_query")
+        value = lexical if mode == "lexical" else vector if mode.startswith("vector") else (
+            vector + lexical if vector is not None and lexical is not None else None)
+        return f"{value:.1f}" if value is not None else "-"
+
+    rate, cpu_rate = cell.get("build_statements_per_s"), cell.get("build_statements_per_cpu_s")
+    build = f"{rate} / {cpu_rate if cpu_rate else '-'}" if rate and mode != "lexical" else "-"
+    return f"{build} | {ms('')} / {ms('_cpu')}"
 
 
 def summarize(paths: list[str]) -> None:
     """Markdown table per set with cost; the configuration with the best mean MRR@20 over the tuning
     sets, and its margin over today's default (vector, context-v1, the default model) on every set."""
-    cells = [json.loads(line) for path in paths for line in open(path, encoding="utf-8") if line.strip()]
+    lines = [json.loads(line) for path in paths for line in open(path, encoding="utf-8") if line.strip()]
+    cells = [c for c in lines if "mode" in c]
+    if comparisons := [c for c in lines if "index_against_exact" in c]:
+        print("Vector search from the index against the exact scan (`--index`; probe: the index's IVF probe "
+              "whatever the corpus size, rule: exact scan up to EXACT_FILTER_ROWS rows):\n")
+        print(f"| set | model | template | search | recall@{K} | theorem H@1 / H@10 / H@20 / MRR@20, exact -> index "
+              "| queries whose gold rank changed (exact -> index) |\n|---|---|---|---|---|---|---|")
+        for c in comparisons:
+            print(f"| {c['set']} (n={c['n']}) | {c['model'].rsplit('/', 1)[-1]} | {c['template']} | "
+                  f"{c['index_against_exact']} | {c[f'recall@{K}']:.4f} | "
+                  + " / ".join(f"{c['exact'][k]:.3f} -> {v:.3f}" for k, v in c["index"].items())
+                  + " | " + ("; ".join(f"{q!r} {e} -> {f}" for q, e, f in c["changed"]) or "none") + " |")
+        print()
     sets = list(dict.fromkeys(c["set"] for c in cells))
     print("| set | model | template | mode | theorem H@1 / H@10 / H@20 / MRR@20 | paper H@1 / H@10 / H@20 / MRR@20 "
-          "| build statements/s | ms/query |")
+          "| build statements per s / per CPU-s | ms / CPU-ms per query |")
     print("|---|---|---|---|---|---|---|---|")
     for c in cells:
         role = "tuning" if "tuning" in c["set"] else "held-out"
@@ -191,6 +251,10 @@ def main() -> None:
     parser.add_argument("--max-queries", type=int, default=0, help="queries kept per automatic set, evenly spaced")
     parser.add_argument("--max-statements", type=int, default=0,
                         help="search over the gold statements plus evenly spaced others up to this many (0: all)")
+    parser.add_argument("--index", action="store_true",
+                        help="also build the corpus's vector index over each set's vectors and compare its vector "
+                             "search with the exact scan (metrics, recall, per-query gold ranks), before and after "
+                             "the exact-scan rule for small corpora")
     parser.add_argument("--summarize", metavar="JSONL", nargs="+",
                         help="print the markdown table of a --json-out file and the configuration chosen on tuning sets")
     parser.add_argument("--cost-only", type=int, metavar="N",
@@ -224,7 +288,7 @@ def main() -> None:
     print(f"{len(keep)} of {len(rows)} statements searched; sets: " + ", ".join(f"{n} ({len(q)})" for n, (q, _) in sets.items()))
 
     # Lexical rankings depend on the set (its hiding) but not on model or template: compute once.
-    lexical, variants, lexical_ms = {}, {}, {}
+    lexical, variants, lexical_ms, lexical_cpu_ms = {}, {}, {}, {}
     for name, (queries, records) in sets.items():
         searcher = Searcher(open_catalog(args.corpus))
         searcher.con.execute("DELETE FROM search_corpus WHERE NOT list_contains(?, doc)", [keep])
@@ -237,10 +301,11 @@ def main() -> None:
         if path.is_file():
             lexical[name] = json.loads(path.read_text())
             continue
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         lexical[name] = [[d for d, _ in searcher.lexical_ranking(q.query, FUSION_DEPTH, Filters())] for q in queries]
         lexical_ms[name] = round(1000 * (time.perf_counter() - start) / len(queries), 1)
-        print(f"lexical {name}: {lexical_ms[name]} ms/query")
+        lexical_cpu_ms[name] = round(1000 * (time.process_time() - cpu_start) / len(queries), 1)
+        print(f"lexical {name}: {lexical_ms[name]} ms/query, {lexical_cpu_ms[name]} CPU-ms/query")
         path.write_text(json.dumps(lexical[name]))
 
     out = open(args.json_out, "w", encoding="utf-8", buffering=1) if args.json_out else None   # line by line: a killed run keeps its cells
@@ -250,9 +315,9 @@ def main() -> None:
         for template in args.template:
             texts = [representation_text(rows[d], template) for d in keep]
             position = {d: i for i, d in enumerate(keep)}
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             matrix, embedded = encode(encoder, texts, cache, f"{model}|{template}")
-            built = time.perf_counter() - start
+            built, built_cpu = time.perf_counter() - start, time.process_time() - cpu_start
             print(f"\n## {model}, {template}: embedded {len(keep)} statements in {built:.0f}s "
                   f"(cached when ~0s); example: {texts[min(5, len(texts) - 1)][:160]!r}")
             for name, (queries, _) in sets.items():
@@ -264,11 +329,12 @@ def main() -> None:
                     m[[position[d] for d in docs]] = encode(
                         encoder, [representation_text(changed[d], template) for d in docs], cache,
                         f"{model}|{template}|{name}")[0]
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 qv = encoder.encode_queries([q.query for q in queries]).astype(np.float32)
                 qv /= np.maximum(np.linalg.norm(qv, axis=1, keepdims=True), 1e-12)
                 vector = [[keep[i] for i in np.argsort(-(m @ v), kind="stable")[:FUSION_DEPTH]] for v in qv]
                 per_query_ms = 1000 * (time.perf_counter() - start) / len(queries)
+                per_query_cpu_ms = 1000 * (time.process_time() - cpu_start) / len(queries)
                 rankings = {"vector": vector, "lexical": lexical[name]}
                 for w in WEIGHTS:
                     rankings[f"hybrid w={w:g}"] = [[d for d, _ in fuse([v, lx], weights=(1.0, w))]
@@ -281,13 +347,30 @@ def main() -> None:
                             [d for d, _ in rerank_by_agreement(q.query, r[:RERANK_DEPTH],
                                                                [contexts[d] for d in r[:RERANK_DEPTH]], w)]
                             for q, r in zip(queries, rankings[fused])]
+                if args.index:
+                    index, theorem_of = indexed_copy(args.corpus, cache, model, {
+                        rows[d]["theorem_id"]: m[i] for i, d in enumerate(keep)}, m.shape[1])
+                    for probe_only in (True, False):
+                        comparison = index_against_exact(index, theorem_of, queries, qv, gold[name], probe_only)
+                        print(f"{name:18s} index ({'probe' if probe_only else 'rule'}) against exact: "
+                              f"recall@{K} {comparison[f'recall@{K}']:.4f}, "
+                              + " ".join(f"{k} {comparison['exact'][k]:.3f}->{v:.3f}"
+                                         for k, v in comparison["index"].items())
+                              + f"; gold rank changed (query, exact, index): {comparison['changed'] or 'none'}")
+                        if out:
+                            out.write(json.dumps({"set": name, "model": model, "template": template, "n": len(queries),
+                                                  "index_against_exact": "probe" if probe_only else "rule",
+                                                  **comparison}) + "\n")
                 for mode, ranked in rankings.items():
                     ranks = [score(r, *g, rows) for r, g in zip(ranked, gold[name])]
                     th, pa = metrics([t for t, _ in ranks]), metrics([p for _, p in ranks])
                     cell = {"set": name, "model": model, "template": template, "mode": mode, "n": len(queries),
                             "theorem": th, "paper": pa, "vector_ms_per_query": round(per_query_ms, 1),
                             "lexical_ms_per_query": lexical_ms.get(name),
-                            "build_statements_per_s": round(embedded / built, 1) if embedded == len(keep) else None}
+                            "vector_cpu_ms_per_query": round(per_query_cpu_ms, 1),
+                            "lexical_cpu_ms_per_query": lexical_cpu_ms.get(name),
+                            "build_statements_per_s": round(embedded / built, 1) if embedded == len(keep) else None,
+                            "build_statements_per_cpu_s": round(embedded / built_cpu, 2) if embedded == len(keep) else None}
                     if out:
                         out.write(json.dumps(cell) + "\n")
                     print(f"{name:18s} {mode:14s} theorem " + " ".join(f"{k} {v:.3f}" for k, v in th.items())

@@ -17,9 +17,10 @@ and per representation, under DIR/index/<representation>/:
 A document's id is its shard's base plus its row in the theorem file, so a new file adds a shard
 without renumbering the others. A query probes `nprobe` lists of PQ codes for a shortlist, then
 re-scores the shortlist with the stored float32 vectors: quantization picks candidates, never the
-final order. Filters are applied inside the search: a filter that leaves few rows is answered
-exactly over those rows' stored vectors; a wider one is a faiss search restricted to the allowed
-ids (a bitmap), with the probe widened until `k` candidates survive. See docs/vector_index.md.
+final order. A search over few rows (a small corpus, or a filter that leaves few) is answered
+exactly over those rows' stored vectors: no dearer than the probe, and it misses nothing. Filters
+are applied inside the search: a wider one is a faiss search restricted to the allowed ids (a
+bitmap), with the probe widened until `k` candidates survive. See docs/vector_index.md.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ TRAIN_PER_LIST = 40         # k-means sample: faiss warns under 39 points a cent
 NPROBE = 48
 SHORTLIST = 200             # candidates re-scored exactly (at least 10 per result) up to SHORTLIST_ROWS rows
 SHORTLIST_ROWS = 100_000
-EXACT_FILTER_ROWS = 20_000  # a filter leaving at most this many rows is answered by an exact scan
+EXACT_FILTER_ROWS = 20_000  # a search over at most this many rows (a filter's, or the whole corpus) is an exact scan
 SCAN_ROWS = 262_144         # rows per block of an exact scan (1.5 KB each at 384-d)
 
 
@@ -338,9 +339,9 @@ class VectorIndex:
         """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters."""
         import faiss
 
+        if (self.doc_limit if allowed is None else len(allowed)) <= self.exact_filter_rows:
+            return self.exact(query, k, allowed)
         query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
-        if allowed is not None and len(allowed) <= self.exact_filter_rows:
-            return self._rescored(query, allowed, k)
         want = max(self.shortlist, 10 * k)
         params = faiss.SearchParametersIVF()
         if allowed is not None:

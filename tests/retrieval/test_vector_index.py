@@ -81,6 +81,7 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
         assert np.array_equal(index.stored(present + shard.base), matrix)
     rng = np.random.default_rng(11)
     queries = index.stored(rng.choice(12_000, 30, replace=False)) + rng.normal(0, 0.02, (30, 16)).astype(np.float32)
+    index.exact_filter_rows = 0         # 12,000 rows would be scanned exactly: probe the PQ lists
     found = [[d for d, _ in index.search(q, 10)] for q in queries]
     exact = [[d for d, _ in index.exact(q, 10)] for q in queries]
     assert vector_index.recall_at_k(found, exact, 10) >= 0.9
@@ -93,6 +94,19 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
                 got, want = index.search(q, 10, allowed), index.exact(q, 10, allowed)
                 assert len(got) == 10 and set(d for d, _ in got) <= set(allowed.tolist())
                 assert len(set(d for d, _ in got) & set(d for d, _ in want)) >= 8
+
+
+def test_a_corpus_under_the_exact_scan_threshold_is_searched_exactly(synthetic_corpus):
+    """12,000 rows: the probe (48 of its lists) misses some of a query's 50 nearest rows; at this size the
+    exact scan costs no more, so an unfiltered search is the exact answer."""
+    index = Searcher(open_catalog(str(synthetic_corpus)))._vector_index()
+    assert index.doc_limit == 12_000 <= index.exact_filter_rows
+    queries = vector_index.unit_rows(np.random.default_rng(5).standard_normal((20, 16)).astype(np.float32))
+    exact = [index.exact(q, 50) for q in queries]
+    assert [index.search(q, 50) for q in queries] == exact
+    index.exact_filter_rows = 0
+    probed = [[d for d, _ in index.search(q, 50)] for q in queries]
+    assert vector_index.recall_at_k(probed, [[d for d, _ in e] for e in exact], 50) < 1
 
 
 def test_incremental_index_encodes_only_new_files(synthetic_corpus, tmp_path):

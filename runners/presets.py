@@ -4,17 +4,18 @@
                     try to download the Prism binary).
     local-parallel  FnApiRunner with one SDK worker process per core (multi_processing). Each worker
                     imports the pipeline anew (about 4 CPU-seconds and 8 s of wall time more than
-                    local per wave). `build-corpus --embed-model none` on 2 cores shared with other
-                    jobs (load 6.5-9.5), median of 2 interleaved runs (benchmarks/runner_speedup.py
-                    --copies 1,4,12,36): 0.53x the speed of local on 2.8 MB of LaTeX (0.9 MB of
-                    bundles), 0.68x on 11 MB (3.6), 1.03x on 33 MB (10.9), 1.01x on 100 MB (32.8:
-                    81 s against 82 s of wall time, 48 against 38 CPU-seconds). With no idle core it
-                    does not pay off at any size measured.
+                    local per wave). `build-corpus --embed-model none` on 2 cores, median of 2
+                    interleaved runs (benchmarks/runner_speedup.py --copies ...): shared with other
+                    jobs (load 6.5-9.5), 0.53x the speed of local on 2.8 MB of LaTeX (0.9 MB of
+                    bundles), 0.68x on 11 MB (3.6), 1.03x on 33 MB (10.9), 1.01x on 100 MB (32.8: 81 s
+                    against 82 s of wall time, 48 against 38 CPU-seconds); on the same 2 cores idle
+                    (load 0.3-0.9), 1.01x on 100 MB (26.4 s against 26.7 s, 35.6 against 26.4
+                    CPU-seconds). On 2 cores it does not pay off at any size measured.
     auto            (build-corpus, the default) local-parallel when the local inputs hold at least
-                    PARALLEL_FROM_BYTES on disk (about 100 MB of LaTeX in arXiv bundles) and a second
-                    core is idle (cores minus the one-minute load average >= 1), else local. An
-                    estimate, not a measurement (this machine was never idle): with a core of its
-                    own, half of 100 MB's 38 CPU-seconds against 8 s of start-up per wave.
+                    PARALLEL_FROM_BYTES on disk (about 100 MB of LaTeX in arXiv bundles) and at least
+                    PARALLEL_IDLE_CORES cores are idle (cores minus the one-minute load average), else
+                    local. Two idle cores were measured not to pay (above); from three on is an
+                    estimate: the workers' start-up is fixed while the extraction divides among them.
     portable        PortableRunner against a Beam job service (--job_endpoint) with SDK workers from
                     an EXTERNAL worker pool: the way Flink and Spark clusters run Python workers.
     flink           FlinkRunner against a Flink session cluster (--flink_master), Python workers from
@@ -79,6 +80,7 @@ REQUIRED = {"dataflow": ("project", "region", "temp_location")}
 
 AUTO = "auto"
 PARALLEL_FROM_BYTES = 32_000_000   # input bytes on disk from which auto may pick local-parallel (module docstring)
+PARALLEL_IDLE_CORES = 3            # idle cores auto needs for local-parallel: on 2 idle cores it ran 1.01x
 
 
 def input_bytes(inputs: list[str]) -> int | None:
@@ -101,14 +103,14 @@ def input_bytes(inputs: list[str]) -> int | None:
 
 
 def auto_preset(size: int | None, cores: int | None = None, load: float | None = None) -> str:
-    """`auto`: local-parallel for local inputs of at least `PARALLEL_FROM_BYTES` when a second
-    core is idle (cores minus the one-minute load average at least 1: a worker with no core of its
-    own only adds start-up), else local (small inputs, a busy machine, or a size not known before
-    the run)."""
+    """`auto`: local-parallel for local inputs of at least `PARALLEL_FROM_BYTES` when at least
+    `PARALLEL_IDLE_CORES` cores are idle (cores minus the one-minute load average: on two idle cores
+    the workers' start-up ate the gain), else local (small inputs, a busy or small machine, or a size
+    not known before the run)."""
     cores = (os.cpu_count() or 1) if cores is None else cores
     load = os.getloadavg()[0] if load is None else load
     big = size is not None and size >= PARALLEL_FROM_BYTES
-    return "local-parallel" if big and cores >= 2 and cores - load >= 1 else "local"
+    return "local-parallel" if big and cores - load >= PARALLEL_IDLE_CORES else "local"
 
 
 def _flag_name(arg: str) -> str | None:
@@ -159,8 +161,8 @@ def add_preset_argument(parser, auto: bool = False) -> None:
                         default=AUTO if auto else "local",
                         help=f"runner preset (default: {AUTO if auto else 'local'}); explicit Beam options override it. "
                              + (f"auto: local-parallel when the local inputs hold at least {PARALLEL_FROM_BYTES // 10**6} MB "
-                                "on disk (about 100 MB of LaTeX) and a second core is idle, else local; " if auto else "")
+                                f"on disk (about 100 MB of LaTeX) and at least {PARALLEL_IDLE_CORES} cores are idle, else local; " if auto else "")
                              + "local: FnApiRunner in-process; local-parallel: one worker process per core "
-                             "(on 2 busy cores 0.53x of local on 2.8 MB of LaTeX, 1.01x on 100 MB); "
+                             "(on 2 cores 0.53x of local on 2.8 MB of LaTeX, 1.01x on 100 MB, busy or idle); "
                              "portable: job service + EXTERNAL worker pool; flink: FlinkRunner; "
                              "dataflow: DataflowRunner with the project's container")

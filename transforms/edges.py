@@ -155,7 +155,7 @@ def statement_edges(result: ExtractionResult, theorem_ids: dict[int, str]) -> li
                 rows.append(_edge(src, "uses", method, location, count, dst=theorem_ids.get(dst_ordinal),
                                   label=label))
             cites: collections.Counter = collections.Counter(
-                key.strip() for m in (_CITE_RE.finditer(latex) if "ite" in latex else ())
+                key.strip() for m in (_CITE_RE.finditer(latex) if "ite" in latex else ())  # in every cite command's name
                 for key in split_top_level(m.group(1)) if key.strip())
             for key, count in cites.items():
                 work = result.cited_works.get(key, {})

@@ -7,6 +7,7 @@ so the choice is deterministic.
 """
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from typing import Mapping, Optional
@@ -110,12 +111,7 @@ def score_main_candidate(path: str, text: str, included: set[str], content: Opti
 
 def _count_upto(pattern: re.Pattern, text: str, cap: int) -> int:
     """Matches of `pattern` in `text`, counted up to `cap` (the search stops there)."""
-    count = 0
-    for _ in pattern.finditer(text):
-        count += 1
-        if count == cap:
-            break
-    return count
+    return sum(1 for _ in itertools.islice(pattern.finditer(text), cap))
 
 
 def _wrapper_scores(texts: Mapping[str, str], own: dict[str, int]) -> dict[str, int]:

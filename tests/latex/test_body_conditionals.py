@@ -111,3 +111,38 @@ def test_a_test_of_a_command_the_body_defines_is_decided():
 \ifx\extended\undefined \begin{theorem}D\end{theorem} \fi
 \ifdefined\neverdefined \begin{theorem}E\end{theorem} \fi"""
     assert [s[4] for s in found(r"\newtheorem{theorem}{Theorem}", body)] == ["A", "C", "E"]
+
+
+def test_a_conditional_let_to_iftrue_or_iffalse_chooses_the_branch_and_its_declarations():
+    """`\\let\\ifdraft\\iffalse` sets a conditional without `\\newif`: the theorem declarations of the branch
+    taken count (the lemma shares the theorem counter), and the `\\iffalse` it names opens no comment."""
+    preamble = r"""\newtheorem{theorem}{Theorem}[section]
+\let\ifdraft\iffalse
+\ifdraft \newtheorem{lemma}{Lemma} \else \newtheorem{lemma}[theorem]{Lemma} \fi"""
+    body = r"""\section{One}
+\begin{theorem}T\end{theorem}
+\ifdraft \begin{lemma}Draft.\end{lemma} \else \begin{lemma}Final.\end{lemma} \fi"""
+    assert [(s[0], s[1], s[3], s[4]) for s in found(preamble, body)] == [
+        ("theorem", "1.1", 7, "T"), ("lemma", "1.2", 8, "Final.")]
+    drafted = found(preamble.replace(r"\iffalse", r"\iftrue"), body)
+    assert [(s[0], s[1], s[4]) for s in drafted] == [("theorem", "1.1", "T"), ("lemma", "1", "Draft.")]
+
+
+def test_a_conditional_let_in_the_body_and_a_copy_of_another_switch():
+    preamble = r"\newtheorem{theorem}{Theorem}\newif\ifproofs \proofstrue"
+    body = r"""\let\ifappendix\iffalse
+\ifappendix \begin{theorem}A\end{theorem} \fi
+\let\ifappendix\ifproofs
+\ifappendix \begin{theorem}B\end{theorem} \else \begin{theorem}C\end{theorem} \fi"""
+    assert [(s[1], s[4]) for s in found(preamble, body)] == [("1", "B")]
+
+
+def test_ifx_of_a_let_copy_is_true_whatever_the_copied_command_means():
+    """`\\let\\a\\b` then `\\ifx\\a\\b`: true although `\\b` comes from a package not in the submission; two
+    such commands the document never relates stay undecided (both branches read)."""
+    preamble = r"""\let\plainsection\section
+\ifx\plainsection\section \newtheorem{theorem}{Theorem}[section] \else \newtheorem{theorem}{Theorem} \fi"""
+    body = r"""\section{One}\begin{theorem}A\end{theorem}
+\ifx\plainsection\section \begin{theorem}B\end{theorem} \fi
+\ifx\plainsection\subsection \begin{theorem}C\end{theorem} \fi"""
+    assert [(s[1], s[4]) for s in found(preamble, body)] == [("1.1", "A"), ("1.2", "B"), ("1.3", "C")]

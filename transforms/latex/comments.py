@@ -11,6 +11,10 @@ from typing import Iterable
 
 _CONDITIONAL_RE = re.compile(r"\\(?:(iffalse)|(if[A-Za-z@]*)|(else)|(fi))(?![A-Za-z@])")
 _NEWIF_RE = re.compile(r"\\newif\s*\\(if[A-Za-z@]+)")
+# `\let\ifdraft\iffalse` copies a conditional: neither token after `\let` (nor the name after `\newif`) opens one.
+_LET_IF_RE = re.compile(r"\\let\s*\\(if[A-Za-z@]+)\s*=?\s*\\if(?:true|false)(?![A-Za-z@])")
+_NAMED_BEFORE_RE = re.compile(r"\\(?:let|newif)\s*(?:\\[A-Za-z@]+\s*=?\s*)?\Z")
+_LOOKBEHIND = 80
 # TeX's conditionals (and the usual \newif ones); etoolbox's \ifdefempty{..}{..}{..} and ifthen's
 # \ifthenelse take arguments instead and have no \fi, so they must not count as nesting.
 PRIMITIVE_CONDITIONALS = frozenset({
@@ -82,10 +86,16 @@ def strip_comment_environments(text: str, names: Iterable[str] = DEFAULT_COMMENT
 
 
 def strip_iffalse(text: str) -> str:
-    """`text` with `\\iffalse` branches removed up to their `\\else` or matching `\\fi`."""
+    """`text` with `\\iffalse` branches removed up to their `\\else` or matching `\\fi`; an `\\iffalse` that
+    `\\let` copies (`\\let\\ifdraft\\iffalse`) opens nothing."""
     if _IFFALSE not in text:
         return text
-    conditionals = PRIMITIVE_CONDITIONALS | {m.group(1) for m in _NEWIF_RE.finditer(text)}
+    conditionals = (PRIMITIVE_CONDITIONALS | {m.group(1) for m in _NEWIF_RE.finditer(text)}
+                    | {m.group(1) for m in _LET_IF_RE.finditer(text)})
+
+    def named(at: int) -> bool:
+        """Whether the conditional at `at` is only named (`\\let\\ifdraft\\iffalse`), not run."""
+        return bool(_NAMED_BEFORE_RE.search(text, max(at - _LOOKBEHIND, 0), at))
     out: list[str] = []
     pos = 0
     while True:
@@ -93,14 +103,14 @@ def strip_iffalse(text: str) -> str:
         if start < 0:
             break
         m0 = _CONDITIONAL_RE.match(text, start)
-        if not m0.group(1):   # e.g. \iffalsefoo
+        if not m0.group(1) or named(start):   # e.g. \iffalsefoo, \let\iffoo\iffalse
             out.append(text[pos:start + len(_IFFALSE)])
             pos = start + len(_IFFALSE)
             continue
         depth = 1
         stop = len(text)
         for m in _CONDITIONAL_RE.finditer(text, m0.end()):
-            if m.group(1) or (m.group(2) and m.group(2) in conditionals):
+            if (m.group(1) or (m.group(2) and m.group(2) in conditionals)) and not named(m.start()):
                 depth += 1
             elif m.group(4):
                 depth -= 1

@@ -4,8 +4,9 @@ A `.sty` often declares its theorem environments inside `\\if...\\else...\\fi` b
 package option: `\\newif\\ifnumberedthm`, `\\DeclareOption{numbered}{\\numberedthmtrue}`,
 `\\ProcessOptions`, then `\\ifnumberedthm \\newtheorem{...}[section] \\else ... \\fi`. Reading both
 branches declares every environment twice. Here the switches are run as LaTeX runs them (options
-given to `\\usepackage[...]`, `\\footrue`/`\\foofalse`, `\\ifdefined`, `\\ifcsname` and `\\@ifundefined` of a
-macro defined earlier, `\\ifx` of two tokens whose meanings the document gives) and the branch not
+given to `\\usepackage[...]`, `\\footrue`/`\\foofalse`, `\\let\\iffoo\\iftrue` (or `\\iffalse`, or another
+switch), `\\ifdefined`, `\\ifcsname` and `\\@ifundefined` of a macro defined earlier, `\\ifx` of two tokens
+whose meanings the document gives or that one `\\let` made equal) and the branch not
 taken is blanked (its newlines kept, so lines still count). A conditional whose value is not known
 here (`\\ifpdf`, `\\ifx\\foo\\undefined` of a command some package not in the submission may define)
 keeps both branches; a definition read from such a conditional counts from the branch that makes it
@@ -54,6 +55,17 @@ _BRANCH_RE = re.compile(r"\\(if[A-Za-z@]*|else|or|fi)(?![A-Za-z@])")
 # Meanings that are known without a definition in the document; `\\undefined` is never defined.
 _UNDEFINED, _RELAX = "undefined", "relax"
 _KNOWN_MEANINGS = {"undefined": _UNDEFINED, "@undefined": _UNDEFINED, "relax": _RELAX}
+_OPAQUE = "="
+
+
+def _opaque(name: str) -> str:
+    """The meaning of a command the document does not define, not known here but the same for `\\name`
+    and for every `\\let` copy of it: `\\let\\a\\b` makes `\\ifx\\a\\b` true whatever `\\b` is."""
+    return _OPAQUE + name
+
+
+def _is_opaque(meaning: Optional[str]) -> bool:
+    return meaning is not None and meaning.startswith(_OPAQUE)
 
 
 @dataclasses.dataclass
@@ -153,6 +165,8 @@ class _Resolver:
         if self.live():
             named = _DEFINED_NAME_RE.match(piece)
             if named:
+                if named.group(1) == "let" and named.group(3).startswith("if"):
+                    self._let_conditional(named.group(3)[2:], piece)
                 meaning = self._meaning_of_definition(named, piece)
                 if meaning == _UNDEFINED:                 # \let\foo\undefined
                     self.switches.defined.pop(named.group(3), None)
@@ -166,10 +180,30 @@ class _Resolver:
         command = named.group(1)
         if command == "let":
             let = _LET_RE.match(piece)
-            target = let.group(1) if let else ""
-            return _KNOWN_MEANINGS.get(target) or self.switches.defined.get(target)
+            return self._current_meaning(let.group(1)) if let else None
         kind = "def" if command in ("def", "gdef", "edef", "xdef") else "long" if not named.group(2) else "short"
         return kind + ":" + piece[named.end():].strip()
+
+    def _current_meaning(self, name: str) -> Optional[str]:
+        """What `\\let\\a\\<name>` copies: the meaning the document gave `name`, or, for a command it does
+        not define, that command's meaning whatever it is (`_opaque`: `\\ifx\\a\\<name>` is then true)."""
+        if name in _KNOWN_MEANINGS:
+            return _KNOWN_MEANINGS[name]
+        if name in self.switches.defined:
+            return self.switches.defined[name]
+        return _opaque(name)
+
+    def _let_conditional(self, name: str, piece: str) -> None:
+        """`\\let\\ifdraft\\iftrue` (or `\\iffalse`, or another switch `\\ifother`) sets the conditional
+        `\\ifdraft` as `\\drafttrue` would; let to anything else, a switch is no longer known here."""
+        let = _LET_RE.match(piece)
+        target = let.group(1) if let else ""
+        if target in ("iftrue", "iffalse"):
+            self._set(name, target == "iftrue")
+        elif target.startswith("if") and self.switches.booleans.get(target[2:]) is not None:
+            self._set(name, self.switches.booleans[target[2:]])
+        elif name in self.switches.booleans:
+            self.switches.booleans[name] = None
 
     def _token(self, m: re.Match) -> int:
         text, live = self.text, self.live()
@@ -279,8 +313,9 @@ class _Resolver:
             return (self.text[pos], False, pos + 1) if pos < len(self.text) else (None, False, pos)
         name = cs.group(1)
         if name in self.switches.defined:
-            return self.switches.defined[name], True, cs.end()
-        return (None if csname else _KNOWN_MEANINGS.get(name)), False, cs.end()
+            meaning = self.switches.defined[name]
+            return meaning, not _is_opaque(meaning), cs.end()
+        return (None if csname else _KNOWN_MEANINGS.get(name, _opaque(name))), False, cs.end()
 
     def _ifx(self, pos: int) -> tuple[Optional[bool], int]:
         """`\\ifx A B`: decided when the document gives both meanings (`\\ifx\\mode\\full` of two `\\def`s),
@@ -288,8 +323,10 @@ class _Resolver:
         a command it does not define is not known: a package not in the submission may define it."""
         first, first_defined, after_first = self._token_meaning(pos)
         second, second_defined, end = self._token_meaning(after_first)
-        if first is not None and second is not None:
-            return first == second, end
+        if first is not None and first == second:
+            return True, end
+        if first is not None and second is not None and not _is_opaque(first) and not _is_opaque(second):
+            return False, end
         if (first == _UNDEFINED and second_defined) or (second == _UNDEFINED and first_defined):
             return False, end
         return None, pos

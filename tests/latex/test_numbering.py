@@ -190,8 +190,10 @@ def test_render_value(style, n, expected):
 
 def test_parse_format_keeps_text_and_drops_formatting():
     assert parse_format(r"\textbf{\thesection}.\arabic{theorem}") == [
-        ("the", "section"), ("text", "."), ("arabic", "theorem")]
+        ("macro", "textbf"), ("the", "section"), ("text", "."), ("arabic", "theorem")]
     assert parse_format(r"\@Alph\c@section") == [("Alph", "section")]
+    preamble = r"\renewcommand{\thetheorem}{\textbf{\thesection}.\arabic{theorem}}"
+    assert run(preamble, [spec("theorem")], [sec("section"), stmt("theorem")]) == ["1.1"]   # \textbf prints nothing
 
 
 @pytest.mark.parametrize("env, body, expected", [
@@ -227,6 +229,6 @@ def test_author_display_environments_that_wrap_a_numbered_one():
 def test_body_events_renew_formats_and_numberwithin():
     envs = [spec("theorem")]
     events = [sec("section"), stmt("theorem"), DocEvent(0, "numberwithin", "theorem", "section"),
-              sec("section"), stmt("theorem"), DocEvent(0, "renewthe", "theorem", r"\roman{theorem}"),
+              sec("section"), stmt("theorem"), DocEvent(0, "renewthe", "theorem", (r"\roman{theorem}", None)),
               stmt("theorem")]
     assert run("", envs, events) == ["1", "2.1", "ii"]

@@ -25,7 +25,7 @@ from transforms.latex.definitions import MacroTable, collect_macros, definition_
 from transforms.latex.macros import expand_after, expand_macros
 from transforms.latex.mainfile import document_class, find_main_file, is_source_name, is_tex_name
 from transforms.latex.model import Event, ExtractionResult, LabelTarget, Limits, Statement
-from transforms.latex.numbering import Numberer
+from transforms.latex.numbering import Numberer, substitute_frozen
 from transforms.latex.references import (RESOLVED_COMMANDS, References, bibliography_labels, cited_works,
                                          cref_names)
 from transforms.latex.render import normalize_space, render_text
@@ -301,8 +301,9 @@ def _main_file(run: _Run, main_file: Optional[str]) -> Optional[str]:
     return find_main_file(run.candidates())
 
 
-def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, LabelTarget]]:
-    """Each numbered statement's number, and what every `\\label` names (numbered the same way)."""
+def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, LabelTarget], dict[int, dict[str, str]]]:
+    """Each numbered statement's number, what every `\\label` names (numbered the same way), and the
+    macros an `\\edef` of the body froze that each statement sees."""
     run.stage = "number"
     numbers: dict[int, str] = {}
     numberer = None
@@ -314,7 +315,7 @@ def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, Label
                 numbers[event.arg] = number
     except Exception as exc:          # numbering is a refinement: without it statements are still good
         run.events.append(Event("number", type(exc).__name__, f"numbering stopped: {exc}"[:500]))
-    return numbers, (numberer.labels if numberer is not None else {})
+    return numbers, *((numberer.labels, numberer.frozen_at) if numberer is not None else ({}, {}))
 
 
 _CLEVEREF_CAPITALISE_RE = re.compile(r"\\usepackage\s*\[[^\]]*capitali[sz]e[^\]]*\]\s*\{[^}]*cleveref")
@@ -358,13 +359,15 @@ def _result(run: _Run, doc: _Document, main: str, statements: list[Statement], u
 
 
 def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], render: bool,
-           rendered: dict[str, str], unexpanded: set[str], references: References) -> Statement:
+           rendered: dict[str, str], unexpanded: set[str], references: References,
+           frozen: dict[str, str]) -> Statement:
+    """The statement as output; `frozen`: the macros an `\\edef` of the body froze before it (their values)."""
     spec = doc.found.envs[raw.env]
     file, line = doc.locations.get(raw.begin, ("", 0))
     location = f"{file}:{line}"
     latex = raw.body
     if render:
-        latex, failed = doc.macros.expand_local(raw.body, location)
+        latex, failed = doc.macros.expand_local(substitute_frozen(raw.body, frozen), location)
         if failed:
             unexpanded.update(failed)
             doc.macros.forget(failed)
@@ -385,7 +388,7 @@ def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], 
             proof_text, events = render_text(doc.macros.expand(raw.proof, location)[0], location,
                                              frozenset(doc.found.label_macros), references)
             run.events.extend(events)
-        title = plain(raw.title) if raw.title else None
+        title = plain(substitute_frozen(raw.title, frozen)) if raw.title else None
         path = [plain(p) for p in raw.section_path]
     return Statement(
         ordinal=raw.ordinal, kind=spec.kind, env_name=raw.env, display_name=spec.display_name,
@@ -399,7 +402,7 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
     if main is None:
         return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
     doc = _Document(run, main, use_macros=render)
-    numbers, labels = _numbers(doc, run) if number else ({}, {})
+    numbers, labels, frozen_at = _numbers(doc, run) if number else ({}, {}, {})
     references, works = _references(run, doc, main, labels)
     run.stage = "render"
     statements: list[Statement] = []
@@ -408,7 +411,7 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
     for raw in doc.seg.statements:
         run.check_time()
         statements.append(_build(run, doc, raw, numbers.get(raw.ordinal), render, rendered, unexpanded,
-                                 references))
+                                 references, frozen_at.get(raw.ordinal, {})))
     result = _result(run, doc, main, statements, unexpanded)
     result.labels, result.bibliography, result.cited_works = labels, dict(references.bibliography), works
     if render and run.limits.introduction_chars > 0:       # only a describer with intro context reads it

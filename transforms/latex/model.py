@@ -56,7 +56,8 @@ class DocEvent:
 
     pos: int
     type: str            # "sectioning" | "appendix" | "setcounter" | "addtocounter" | "stepcounter"
-                         # | "refstepcounter" | "begin_statement" | "numberwithin" | "renewthe"
+                         # | "refstepcounter" | "begin_statement" | "numberwithin" | "renewthe" | "edef"
+                         # | "endgroup" (where the local "renewthe"/"edef" of that group stop holding)
     name: str = ""       # sectioning level name, counter name or environment name
     arg: Any = None      # value, starred flag, statement ordinal, ...
 

@@ -6,6 +6,13 @@ order. Counters hold values in registers (two counters share a register after
 `\\numberwithin`, `\\@addtoreset`) and a `\\the<counter>` format (`\\thesection.\\arabic{theorem}`,
 `\\Alph{chapter}` after `\\appendix`, or an author's `\\renewcommand{\\thetheorem}{...}`).
 Stepping a counter clears the counters in its reset list, as `\\stepcounter` does.
+
+The body may redefine a format (`\\renewcommand{\\thetheorem}{...}`, `\\def\\thelemma{...}`): it counts from
+there on, to the end of its group or environment (`\\gdef` and `\\global`: to the end of the document).
+`\\edef`/`\\xdef` of the body freeze what they read as it is at the definition (`freeze`): counter values and
+formats, macros frozen before, `\\noexpand\\x` kept as `\\x`; a frozen macro then prints its value in a
+format, in `\\setcounter{c}{\\saved}` and in the statements after it. Preamble `\\edef`s of formats are
+read as written (class code such as `\\expandafter\\noexpand\\thesection` is not run).
 """
 from __future__ import annotations
 
@@ -26,14 +33,23 @@ NUMBERED_EQUATION_ENVS = frozenset({
 _SINGLE_NUMBER_ENVS = frozenset({"equation", "multline"})
 
 _STYLE_CS = r"arabic|roman|Roman|alph|Alph|fnsymbol"
+# What prints a counter's value: \arabic{theorem}, \@Alph\c@section, \number\value{section}, \the\c@chapter,
+# \romannumeral\value{lemma}, or another counter's format, \thesection.
+_COUNTER_VALUE = (
+    r"\\(?P<style>" + _STYLE_CS + r")\s*\{\s*(?P<counter>[A-Za-z@*]+)\s*\}"
+    r"|\\@(?P<internal_style>" + _STYLE_CS + r")\s*\\c@(?P<internal_counter>[A-Za-z@]+)"
+    r"|\\(?P<primitive>the|number|romannumeral)\s*"
+    r"(?:\\value\s*\{\s*(?P<value_counter>[A-Za-z@*]+)\s*\}|\\c@(?P<register_counter>[A-Za-z@]+))"
+    r"|\\the(?P<the>[A-Za-z@]+)")
 _FORMAT_TOKEN_RE = re.compile(
-    r"\\(" + _STYLE_CS + r")\s*\{\s*([A-Za-z@*]+)\s*\}"      # \arabic{theorem}
-    r"|\\@(" + _STYLE_CS + r")\s*\\c@([A-Za-z@]+)"             # \@Alph\c@section
-    r"|\\(the|number|romannumeral)\s*(?:\\value\s*\{\s*([A-Za-z@*]+)\s*\}|\\c@([A-Za-z@]+))"  # \number\value{section}
-    r"|\\the([A-Za-z@]+)"                                        # \thesection
-    r"|\\[A-Za-z@]+\*?|\\.|[{}~]"                                # other commands, braces: dropped
-    r"|([^\\{}~]+)"                                              # literal text
-)
+    _COUNTER_VALUE
+    + r"|\\(?P<macro>[A-Za-z@]+)\*?|\\.|[{}~]"    # a macro (an \edef'd one prints its value); others dropped
+    + r"|(?P<text>[^\\{}~]+)")                         # literal text
+# What `\edef` expands now: counter values and formats, macros frozen before; `\noexpand\x` keeps `\x`.
+_FREEZE_TOKEN_RE = re.compile(r"\\noexpand\s*(?P<kept>\\(?:[A-Za-z@]+|.))|" + _COUNTER_VALUE
+                              + r"|\\(?P<macro>[A-Za-z@]+)")
+_MACRO_USE_RE = re.compile(r"\\([A-Za-z@]+)[ \t]*|\\.")      # TeX skips the spaces after a control word
+_SETCOUNTER_VALUE_RE = re.compile(r"\\value\s*\{\s*(?P<counter>[A-Za-z@*]+)\s*\}|\\(?P<macro>[A-Za-z@]+)")
 _PRIMITIVE_STYLES = {"the": "arabic", "number": "arabic", "romannumeral": "roman"}
 _NAME = r"\s*\{\s*([A-Za-z@*]+)\s*\}"
 _DIRECTIVE_RE = re.compile(
@@ -88,21 +104,38 @@ def render_value(style: str, n: int) -> str:
     return str(n)
 
 
+def _counter_part(m: re.Match) -> Optional[tuple[str, str]]:
+    """(style, counter) or ("the", counter) of a `_COUNTER_VALUE` match; None for another token."""
+    if m.group("style"):
+        return m.group("style"), m.group("counter")
+    if m.group("internal_style"):
+        return m.group("internal_style"), m.group("internal_counter")
+    if m.group("primitive"):                 # TeX's own \number/\the/\romannumeral of a counter's value
+        return _PRIMITIVE_STYLES[m.group("primitive")], m.group("value_counter") or m.group("register_counter")
+    if m.group("the"):
+        return "the", m.group("the")
+    return None
+
+
 def parse_format(body: str) -> list[tuple[str, str]]:
-    """A `\\the<counter>` definition as parts: (style, counter), ("the", counter) or ("text", s)."""
+    """A `\\the<counter>` definition as parts: (style, counter), ("the", counter), ("macro", name) or ("text", s)."""
     parts: list[tuple[str, str]] = []
     for m in _FORMAT_TOKEN_RE.finditer(body):
-        if m.group(1):
-            parts.append((m.group(1), m.group(2)))
-        elif m.group(3):
-            parts.append((m.group(3), m.group(4)))
-        elif m.group(5):                       # TeX's own \number/\the/\romannumeral of a counter's value
-            parts.append((_PRIMITIVE_STYLES[m.group(5)], m.group(6) or m.group(7)))
-        elif m.group(8):
-            parts.append(("the", m.group(8)))
-        elif m.group(9):
-            parts.append(("text", m.group(9).strip("\n")))
+        part = _counter_part(m)
+        if part:
+            parts.append(part)
+        elif m.group("macro"):
+            parts.append(("macro", m.group("macro")))
+        elif m.group("text"):
+            parts.append(("text", m.group("text").strip("\n")))
     return parts
+
+
+def substitute_frozen(text: str, frozen: dict[str, str]) -> str:
+    """`text` with the uses of macros an `\\edef` froze (`Numberer.frozen_at`) replaced by their values."""
+    if not frozen or "\\" not in text:
+        return text
+    return _MACRO_USE_RE.sub(lambda m: frozen.get(m.group(1), m.group()), text)
 
 
 def equation_wrappers(preamble: str) -> dict[str, str]:
@@ -183,6 +216,9 @@ class Numberer:
         self._statements: dict[int, tuple[Optional[str], str]] = {}   # ordinal -> (number, display name)
         self._current: tuple[str, Optional[str], str] = ("other", None, "")   # LaTeX's \@currentlabel
         self._equation_base = 0
+        self._frozen: dict[str, str] = {}       # macros an \edef of the body froze; replaced, never changed in place
+        self.frozen_at: dict[int, dict[str, str]] = {}   # statement ordinal -> the frozen macros it sees
+        self._saved: dict[int, list[tuple[str, str, object]]] = {}   # group -> what its local definitions replaced
         self._init_standard_counters()
         for spec in envs.values():
             if spec.numbered and spec.counter is None:
@@ -322,17 +358,69 @@ class Numberer:
 
     def format(self, counter: str, depth: int = 0) -> str:
         """`\\the<counter>` as printed now."""
+        return self._render(self._formats.get(counter) or [("arabic", counter)], depth)
+
+    def _render(self, parts: list[tuple[str, str]], depth: int) -> str:
         if depth > 8:
             return ""
         out = []
-        for style, arg in self._formats.get(counter) or [("arabic", counter)]:
+        for style, arg in parts:
             if style == "text":
                 out.append(arg)
             elif style == "the":
                 out.append(self.format(arg, depth + 1))
+            elif style == "macro":
+                out.append(self._render(parse_format(self._frozen[arg]), depth + 1) if arg in self._frozen else "")
             else:
                 out.append(render_value(style, self._values.get(self._register_of(arg), 0)))
         return "".join(out)
+
+    def freeze(self, body: str) -> str:
+        """What `\\edef` stores for `body` now: counter values and formats printed as they are at this point,
+        macros frozen before by their values, `\\noexpand\\x` as `\\x`; other commands stay as written."""
+        def expanded(m: re.Match) -> str:
+            if m.group("kept"):
+                return m.group("kept")
+            part = _counter_part(m)
+            if part and part[0] == "the" and self._known(part[1]):
+                return self.format(part[1])
+            if part and part[0] != "the" and self._known(part[1]):
+                return render_value(part[0], self._values.get(self._register_of(part[1]), 0))
+            name = m.group("macro") or ("the" + part[1] if part and part[0] == "the" else None)
+            return self._frozen.get(name, m.group()) if name else m.group()
+        return _FREEZE_TOKEN_RE.sub(expanded, body)
+
+    def _counter_value(self, arg: object) -> Optional[int]:
+        """The number a `\\setcounter` argument gives: digits, `\\value{c}`, or a macro an `\\edef` froze to digits."""
+        if isinstance(arg, int) or arg is None:
+            return arg
+        m = _SETCOUNTER_VALUE_RE.fullmatch(str(arg).strip())
+        if m and m.group("counter") and self._known(m.group("counter")):
+            return self._values.get(self._register_of(m.group("counter")), 0)
+        text = self._frozen.get(m.group("macro"), "").strip() if m and m.group("macro") else ""
+        return int(text) if text.lstrip("-").isdigit() else None
+
+    def _assign(self, what: str, name: str, value: object, group: Optional[int]) -> None:
+        """Set a counter's format or a frozen macro; in a group, what it replaced comes back at its end."""
+        table = self._formats if what == "format" else self._frozen
+        if group is not None:
+            self._saved.setdefault(group, []).append((what, name, table.get(name)))
+        if what == "format":
+            self._formats[name] = value
+        else:
+            self._frozen = {**self._frozen, name: value}
+
+    def _end_group(self, group: int) -> None:
+        for what, name, old in reversed(self._saved.pop(group, [])):
+            if what == "format":
+                if old is None:
+                    self._formats.pop(name, None)
+                else:
+                    self._formats[name] = old
+            else:
+                self._frozen = {n: v for n, v in self._frozen.items() if n != name}
+                if old is not None:
+                    self._frozen[name] = old
 
     def counter_of(self, env: str) -> Optional[str]:
         """The counter environment `env` steps, or None when it is unnumbered or unknown."""
@@ -353,6 +441,8 @@ class Numberer:
                 number = self.format(counter)
                 self._current = ("statement", number, display)
             self._statements[event.arg] = (number if number is not None else self._current[1], display)
+            if self._frozen:
+                self.frozen_at[event.arg] = self._frozen
             return number
         if kind == "label":
             self._label(event.name, event.arg if isinstance(event.arg, dict) else {})
@@ -365,8 +455,9 @@ class Numberer:
             for _ in range(max(count, 0)):
                 self.step("equation")
         elif kind in ("setcounter", "addtocounter"):
-            if isinstance(event.arg, int):
-                self._set(kind, event.name, event.arg)
+            value = self._counter_value(event.arg)
+            if value is not None:
+                self._set(kind, event.name, value)
         elif kind in ("stepcounter", "refstepcounter"):
             self.step(event.name)
             if kind == "refstepcounter":
@@ -377,8 +468,15 @@ class Numberer:
             self._numbering_chapters = kind == "mainmatter"
         elif kind == "numberwithin" and isinstance(event.arg, str):
             self._within_directive("numberwithin", event.name, event.arg)
-        elif kind == "renewthe" and isinstance(event.arg, str):
-            self._formats[event.name] = parse_format(event.arg)
+        elif kind == "renewthe":                  # arg: (body, group it ends with, or None)
+            self._assign("format", event.name, parse_format(event.arg[0]), event.arg[1])
+        elif kind == "edef":
+            frozen = self.freeze(event.arg[0])
+            self._assign("macro", event.name, frozen, event.arg[1])
+            if event.name.startswith("the"):
+                self._assign("format", event.name[3:], parse_format(frozen), event.arg[1])
+        elif kind == "endgroup":
+            self._end_group(event.arg)
         return None
 
     def _section(self, event: DocEvent) -> None:

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from transforms.latex.discover import DEFAULT_PROOF_ENVS, Discovery
 from transforms.latex.model import DocEvent
 from transforms.latex.numbering import NUMBERED_EQUATION_ENVS, count_equation_numbers
-from transforms.latex.scan import group, mandatory, optional, skip_inline_spaces
+from transforms.latex.scan import group, group_end, mandatory, optional, skip_inline_spaces
 
 SECTION_LEVELS = {"part": -1, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3,
                   "paragraph": 4}
@@ -34,6 +34,13 @@ _BEGIN_RE = re.compile(r"\\begin\s*\{([^{}\s]{1,80})\}")
 _REF_RE = re.compile(r"\\(?:[cC]ref|[vV]ref|autoref|ref|eqref|thmref|nameref)\*?\s*\{\s*([^{},]+?)\s*[,}]")
 _BARE_LABEL_RE = re.compile(r"[^\s\\{}$]{1,200}")
 _ITEM_RE = re.compile(r"\\item(?![A-Za-z@])")
+_DEFINED_RE = re.compile(r"\s*\{?\s*\\([A-Za-z@]+)\s*\}?")
+MAX_DEFINITION = 2000
+# What comes before the `{` of a definition body: `\newcommand{\foo}[1]{`, `\def\foo#1{`, `\NewDocumentCommand\foo{m}{`.
+_DEFINITION_HEAD_RE = re.compile(
+    r"\\(?:(?:re|provide)?newcommand|DeclareRobustCommand|[A-Za-z]*DocumentCommand|[gex]?def)\*?\s*"
+    r"(?:\{\s*\\[A-Za-z@]+\s*\}|\\[A-Za-z@]+)\s*(?:\[[^\]]*\]\s*)*(?:\{[^{}]*\}\s*)?[^{}\\]{0,40}\Z")
+_HEAD_LOOKBEHIND = 300
 
 
 def _item_style(text: str, begin: int) -> Optional[tuple[str, str, str]]:
@@ -91,6 +98,7 @@ class _Frame:
     section_path: tuple = ()
     target: Optional[RawStatement] = None
     target_label: Optional[str] = None          # the label a proof names as its statement
+    local_definitions: list = dataclasses.field(default_factory=list)   # groups of definitions ending with it
 
 
 @functools.lru_cache(maxsize=64)
@@ -105,9 +113,43 @@ def _token_re(label_macros: frozenset[str]) -> re.Pattern:
         r"|(?P<matter>frontmatter|mainmatter|backmatter)(?![A-Za-z@])"
         r"|(?P<within>numberwithin)(?![A-Za-z@])"
         r"|(?P<ctr>setcounter|addtocounter|stepcounter|refstepcounter)(?![A-Za-z@])"
+        r"|(?P<definer>renewcommand\*?|(?:global\s*\\)?[gex]?def)(?![A-Za-z@])"
         r"|(?P<verb>verb)\*?(?![A-Za-z@])"
         r"|(?P<label>" + labels + r")(?![A-Za-z@])"
         r")")
+
+
+def _escaped(text: str, pos: int) -> bool:
+    """Whether the character at `pos` follows an odd run of backslashes (`\\{` is no brace)."""
+    start = pos
+    while start > 0 and text[start - 1] == "\\":
+        start -= 1
+    return (pos - start) % 2 == 1
+
+
+def _open_braces(text: str, start: int, end: int) -> list[int]:
+    """Where the `{` groups still open at `end` begin, innermost first, counting from `start`.
+
+    Counting first (at C speed) answers the usual case, a definition outside any brace group, without a
+    walk; otherwise the walk goes back only as far as the outermost of them.
+    """
+    depth = (text.count("{", start, end) - text.count("\\{", start, end)
+             - text.count("}", start, end) + text.count("\\}", start, end))
+    found: list[int] = []
+    level = 0
+    opening, closing = text.rfind("{", start, end), text.rfind("}", start, end)
+    while len(found) < depth and max(opening, closing) >= 0:
+        if opening > closing:
+            pos, opening = opening, text.rfind("{", start, opening)
+            if not _escaped(text, pos):
+                if level:
+                    level -= 1
+                else:
+                    found.append(pos)
+        else:
+            pos, closing = closing, text.rfind("}", start, closing)
+            level += not _escaped(text, pos)
+    return found
 
 
 def _int_or_none(text: Optional[str]) -> Optional[int]:
@@ -142,13 +184,16 @@ class _Segmenter:
         if frame.kind == "statement":
             self.open_statements.append(frame)
 
-    def _pop_to(self, env: str) -> Optional[_Frame]:
-        """Pop up to and including the innermost open `env`; frames above it were never closed."""
+    def _pop_to(self, env: str, at: int) -> Optional[_Frame]:
+        """Pop up to and including the innermost open `env` (its `\\end` at `at`); frames above it were never
+        closed. The local definitions made in a popped frame stop holding there."""
         if not self.open_count.get(env):
             return None
         while self.stack:
             frame = self.stack.pop()
             self.open_count[frame.env] -= 1
+            for group in frame.local_definitions:
+                self.events.append(DocEvent(at, "endgroup", "", group))
             if frame.kind == "statement":
                 self.open_statements.pop()
             if frame.env == env:
@@ -191,6 +236,8 @@ class _Segmenter:
                 pos = self._numberwithin(m)
             elif m.group("ctr"):
                 pos = self._counter(m)
+            elif m.group("definer"):
+                pos = self._definition(m)
             elif m.group("verb"):
                 pos = self._verb(m)
             elif m.group("label"):
@@ -215,7 +262,7 @@ class _Segmenter:
     def _begin_or_end(self, m: re.Match, env: str, is_end: bool) -> int:
         found = self.found
         if is_end:
-            frame = self._pop_to(env)
+            frame = self._pop_to(env, m.start())
             if frame is not None:
                 self._close(frame, m.start(), m.end())
             elif env in found.envs:
@@ -367,10 +414,42 @@ class _Segmenter:
         pos, value = got[1], None
         if name in ("setcounter", "addtocounter"):
             arg = mandatory(self.text, pos, 200)
-            if arg:
+            if arg:          # not digits: `\\value{c}` or a macro, read by numbering with the values of this point
                 value, pos = _int_or_none(arg[0]), arg[1]
+                value = arg[0].strip() if value is None else value
         self.events.append(DocEvent(m.start(), name, got[0].strip(), value))
         return pos
+
+    def _definition(self, m: re.Match) -> int:
+        """A body definition numbering reads: `\\renewcommand{\\thetheorem}{...}` or `\\def\\thelemma{...}` (a new
+        `\\the<counter>` format, "renewthe"), and any `\\edef`/`\\xdef` (its body read with the counters' values
+        of this point, "edef"). `\\renewcommand`, `\\def` and `\\edef` hold to the end of the enclosing group or
+        environment ("endgroup" there), `\\gdef`, `\\xdef` and `\\global` ones to the end of the document; one
+        inside another definition's body runs only where that is used, so it is not read here."""
+        command = m.group("definer")
+        is_edef = command.endswith(("edef", "xdef"))
+        named = _DEFINED_RE.match(self.text, m.end())
+        if not named or not (is_edef or named.group(1).startswith("the")):
+            return m.end()
+        body = mandatory(self.text, named.end(), MAX_DEFINITION)
+        if not body:
+            return m.end()
+        frame = self.stack[-1] if self.stack else None
+        region = frame.begin if frame is not None else self.start
+        braces = _open_braces(self.text, region, m.start())
+        if any(_DEFINITION_HEAD_RE.search(self.text, max(brace - _HEAD_LOOKBEHIND, region), brace) for brace in braces):
+            return m.end()
+        group = None
+        if not command.startswith(("global", "g", "x")):
+            group = m.start()
+            group_closes = group_end(self.text, braces[0]) if braces else None
+            if group_closes:          # -1: never closed, it holds to the end
+                self.events.append(DocEvent(group_closes - 1, "endgroup", "", group))
+            elif frame is not None:
+                frame.local_definitions.append(group)
+        kind, name = ("edef", named.group(1)) if is_edef else ("renewthe", named.group(1)[3:])
+        self.events.append(DocEvent(m.start(), kind, name, (body[0], group)))
+        return body[1]
 
     def _numberwithin(self, m: re.Match) -> int:
         counter = mandatory(self.text, m.end(), 200)

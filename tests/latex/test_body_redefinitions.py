@@ -71,3 +71,22 @@ def test_edef_freezes_counter_values_and_formats_at_the_definition():
         (None, "Main.", "1.1"), (None, "Second.", "1.2"), ("Theorem 1.1 again", "Main, restated.", None),
         (None, "Third.", "1.3"), (None, "Third again.", "1.3"), (None, "Frozen.", "1.3"),
         (None, "Unfrozen.", "1.5"), (None, "Section frozen, theorem not.", "1-1")]
+
+
+def test_a_restatement_prints_the_number_of_the_theorem_it_refers_to():
+    """`\\renewcommand{\\thetheorem}{\\ref{...}}` in a group: the number of that label, also when the theorem
+    comes later (as a second LaTeX run prints it), "??" for a label never set."""
+    body = r"""\section{Introduction}
+{\renewcommand{\thetheorem}{\ref{t:main}}\begin{theorem}\label{t:intro}Main, announced.\end{theorem}
+\addtocounter{theorem}{-1}}
+\begin{theorem}First.\end{theorem}
+\section{Proofs}
+\begin{theorem}\label{t:main}Main.\end{theorem}
+{\renewcommand{\thetheorem}{\ref{t:main}}\begin{theorem}Main, again.\end{theorem}\addtocounter{theorem}{-1}}
+{\renewcommand{\thetheorem}{\ref{t:missing}}\begin{theorem}Lost.\end{theorem}\addtocounter{theorem}{-1}}
+\begin{theorem}Next.\end{theorem}"""
+    result = extracted(PREAMBLE, body)
+    assert [(s.statement_text, s.number) for s in result.statements] == [
+        ("Main, announced.", "2.1"), ("First.", "1.1"), ("Main.", "2.1"), ("Main, again.", "2.1"),
+        ("Lost.", "??"), ("Next.", "2.2")]
+    assert result.labels["t:intro"].number == "2.1"

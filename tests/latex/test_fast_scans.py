@@ -4,6 +4,7 @@ random text built from the characters that matter to each."""
 import re
 import unicodedata
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from transforms.latex import scan
@@ -102,8 +103,9 @@ def test_count_upto_stops_at_its_cap(cap, text):
     assert _count_upto(pattern, text, cap) == min(len(pattern.findall(text)), cap)
 
 
-def test_segment_token_keeps_the_expandafter_prefix_and_finds_labels():
-    token = _token_re(frozenset({"label", "ollabel"}))
+@pytest.mark.parametrize("definitions", [False, True])
+def test_segment_token_keeps_the_expandafter_prefix_and_finds_labels(definitions):
+    token = _token_re(frozenset({"label", "ollabel"}), definitions)
     text = r"x \expandafter\begin\expandafter{\x} \expandafter\relax \ollabel{a} \labelx \begin {lemma}"
     found = [(m.start(), m.group("be"), m.group("env"), m.group("label")) for m in token.finditer(text)]
     assert found == [(2, "begin", "\\x", None), (text.index("\\ollabel"), None, None, "ollabel"),

@@ -313,6 +313,7 @@ def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, Label
             number = numberer.feed(event)
             if event.type == "begin_statement" and number is not None and event.arg is not None:
                 numbers[event.arg] = number
+        numberer.resolve_forward_references(numbers)
     except Exception as exc:          # numbering is a refinement: without it statements are still good
         run.events.append(Event("number", type(exc).__name__, f"numbering stopped: {exc}"[:500]))
     return numbers, *((numberer.labels, numberer.frozen_at) if numberer is not None else ({}, {}))

@@ -43,11 +43,14 @@ _COUNTER_VALUE = (
     r"|\\the(?P<the>[A-Za-z@]+)")
 _FORMAT_TOKEN_RE = re.compile(
     _COUNTER_VALUE
+    + r"|\\ref\*?\s*\{\s*(?P<ref>[^{}]*?)\s*\}"          # \ref{thm:main}: a restatement printing that number
     + r"|\\(?P<macro>[A-Za-z@]+)\*?|\\.|[{}~]"    # a macro (an \edef'd one prints its value); others dropped
     + r"|(?P<text>[^\\{}~]+)")                         # literal text
 # What `\edef` expands now: counter values and formats, macros frozen before; `\noexpand\x` keeps `\x`.
 _FREEZE_TOKEN_RE = re.compile(r"\\noexpand\s*(?P<kept>\\(?:[A-Za-z@]+|.))|" + _COUNTER_VALUE
                               + r"|\\(?P<macro>[A-Za-z@]+)")
+_FORWARD = "\x00"                                    # around a label a format names before it is set
+_FORWARD_RE = re.compile("\x00([^\x00]*)\x00")
 _MACRO_USE_RE = re.compile(r"\\([A-Za-z@]+)[ \t]*|\\.")      # TeX skips the spaces after a control word
 _SETCOUNTER_VALUE_RE = re.compile(r"\\value\s*\{\s*(?P<counter>[A-Za-z@*]+)\s*\}|\\(?P<macro>[A-Za-z@]+)")
 _PRIMITIVE_STYLES = {"the": "arabic", "number": "arabic", "romannumeral": "roman"}
@@ -118,12 +121,15 @@ def _counter_part(m: re.Match) -> Optional[tuple[str, str]]:
 
 
 def parse_format(body: str) -> list[tuple[str, str]]:
-    """A `\\the<counter>` definition as parts: (style, counter), ("the", counter), ("macro", name) or ("text", s)."""
+    """A `\\the<counter>` definition as parts: (style, counter), ("the", counter), ("ref", label), ("macro", name)
+    or ("text", s)."""
     parts: list[tuple[str, str]] = []
     for m in _FORMAT_TOKEN_RE.finditer(body):
         part = _counter_part(m)
         if part:
             parts.append(part)
+        elif m.group("ref") is not None:
+            parts.append(("ref", m.group("ref")))
         elif m.group("macro"):
             parts.append(("macro", m.group("macro")))
         elif m.group("text"):
@@ -371,9 +377,31 @@ class Numberer:
                 out.append(self.format(arg, depth + 1))
             elif style == "macro":
                 out.append(self._render(parse_format(self._frozen[arg]), depth + 1) if arg in self._frozen else "")
+            elif style == "ref":            # a label not seen yet is filled in by `resolve_forward_references`
+                target = self.labels.get(arg)
+                out.append((target.number or "") if target is not None else _FORWARD + arg + _FORWARD)
             else:
                 out.append(render_value(style, self._values.get(self._register_of(arg), 0)))
         return "".join(out)
+
+    def resolve_forward_references(self, numbers: dict[int, str]) -> None:
+        """Fill in the `\\ref`s of formats to labels set later (a restatement before its theorem), in `numbers`,
+        in the labels and in the frozen macros, as a second LaTeX run does; "??" for a label never set."""
+        for ordinal, text in numbers.items():
+            numbers[ordinal] = self._resolved(text)
+        for target in self.labels.values():
+            if target.number:
+                target.number = self._resolved(target.number)
+        for ordinal, frozen in self.frozen_at.items():
+            self.frozen_at[ordinal] = {name: self._resolved(value) for name, value in frozen.items()}
+
+    def _resolved(self, text: str) -> str:
+        return _FORWARD_RE.sub(self._label_number, text) if _FORWARD in text else text
+
+    def _label_number(self, m: re.Match) -> str:
+        target = self.labels.get(m.group(1))
+        number = target.number if target is not None else None
+        return number if number and _FORWARD not in number else "??"
 
     def freeze(self, body: str) -> str:
         """What `\\edef` stores for `body` now: counter values and formats printed as they are at this point,

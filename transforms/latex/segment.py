@@ -98,12 +98,15 @@ class _Frame:
     section_path: tuple = ()
     target: Optional[RawStatement] = None
     target_label: Optional[str] = None          # the label a proof names as its statement
-    local_definitions: list = dataclasses.field(default_factory=list)   # groups of definitions ending with it
+    local_definitions: Optional[list[int]] = None     # groups of the definitions that end with it
 
 
 @functools.lru_cache(maxsize=64)
-def _token_re(label_macros: frozenset[str]) -> re.Pattern:
+def _token_re(label_macros: frozenset[str], definitions: bool) -> re.Pattern:
+    """The tokens of the pass; `definitions`: also the definitions numbering reads (`_definition`), left out
+    of the pattern for the many bodies that have none, since every alternative costs at every backslash."""
     labels = "|".join(sorted((re.escape(n) for n in label_macros), key=len, reverse=True))
+    definer = r"renewcommand\*?|(?:global\s*\\)?[gex]?def" if definitions else r"(?!)"
     return re.compile(       # one leading backslash: the engine looks for it, not for every alternative everywhere
         r"\\(?:expandafter\s*(?=\\(?:begin|end)\s*\\expandafter)\\)?"                   # \expandafter\begin\expandafter{\x}
         r"(?:(?P<be>begin|end)(?:\s*\\expandafter)?\s*\{(?P<env>[^{}\s]{1,80})\}"
@@ -113,10 +116,14 @@ def _token_re(label_macros: frozenset[str]) -> re.Pattern:
         r"|(?P<matter>frontmatter|mainmatter|backmatter)(?![A-Za-z@])"
         r"|(?P<within>numberwithin)(?![A-Za-z@])"
         r"|(?P<ctr>setcounter|addtocounter|stepcounter|refstepcounter)(?![A-Za-z@])"
-        r"|(?P<definer>renewcommand\*?|(?:global\s*\\)?[gex]?def)(?![A-Za-z@])"
         r"|(?P<verb>verb)\*?(?![A-Za-z@])"
         r"|(?P<label>" + labels + r")(?![A-Za-z@])"
+        r"|(?P<definer>" + definer + r")(?![A-Za-z@])"
         r")")
+
+
+# Whether a body may hold a definition `_definition` reads: one quick search decides which token pattern to use.
+_MAY_DEFINE_RE = re.compile(r"\\(?:[ex]def(?![A-Za-z@])|g?def\s*\\the|renewcommand\*?\s*\{?\s*\\the)")
 
 
 def _escaped(text: str, pos: int) -> bool:
@@ -192,7 +199,7 @@ class _Segmenter:
         while self.stack:
             frame = self.stack.pop()
             self.open_count[frame.env] -= 1
-            for group in frame.local_definitions:
+            for group in frame.local_definitions or ():
                 self.events.append(DocEvent(at, "endgroup", "", group))
             if frame.kind == "statement":
                 self.open_statements.pop()
@@ -211,7 +218,7 @@ class _Segmenter:
     # -- the pass ----------------------------------------------------------------------------
     def run(self) -> Segmentation:
         text, found = self.text, self.found
-        token = _token_re(frozenset(found.label_macros))
+        token = _token_re(frozenset(found.label_macros), bool(_MAY_DEFINE_RE.search(text, self.start, self.end)))
         pos = self.start
         for count in itertools.count():
             m = token.search(text, pos, self.end)
@@ -236,12 +243,12 @@ class _Segmenter:
                 pos = self._numberwithin(m)
             elif m.group("ctr"):
                 pos = self._counter(m)
-            elif m.group("definer"):
-                pos = self._definition(m)
             elif m.group("verb"):
                 pos = self._verb(m)
             elif m.group("label"):
                 pos = self._label(m)
+            elif m.group("definer"):
+                pos = self._definition(m)
         for frame in self.open_statements:
             self._unclosed(frame)
         for label, proof in self.proofs_of:            # a proof given before its statement
@@ -442,11 +449,12 @@ class _Segmenter:
         group = None
         if not command.startswith(("global", "g", "x")):
             group = m.start()
-            group_closes = group_end(self.text, braces[0]) if braces else None
-            if group_closes:          # -1: never closed, it holds to the end
-                self.events.append(DocEvent(group_closes - 1, "endgroup", "", group))
+            if braces:
+                closes = group_end(self.text, braces[0])
+                if closes > 0:          # a group never closed holds to the end
+                    self.events.append(DocEvent(closes - 1, "endgroup", "", group))
             elif frame is not None:
-                frame.local_definitions.append(group)
+                frame.local_definitions = (frame.local_definitions or []) + [group]
         kind, name = ("edef", named.group(1)) if is_edef else ("renewthe", named.group(1)[3:])
         self.events.append(DocEvent(m.start(), kind, name, (body[0], group)))
         return body[1]

@@ -233,7 +233,7 @@ def _is_book(flat_text: str, preamble_end: int) -> bool:
 class _Document:
     """The main file flattened, split into preamble and body, with its environments discovered."""
 
-    def __init__(self, run: _Run, main: str, *, use_macros: bool):
+    def __init__(self, run: _Run, main: str, *, use_macros: bool, numbered: bool = True):
         limits = run.limits
         run.stage = "flatten"
         main_text = run.text(main) or ""
@@ -273,7 +273,8 @@ class _Document:
         self.declarations = declarations
         run.check_time()
         run.stage = "segment"
-        self.seg: Segmentation = segment(text, self.found, self.body_start, self.body_end, run.check_time)
+        self.seg: Segmentation = segment(text, self.found, self.body_start, self.body_end, run.check_time,
+                                         definitions=numbered)
         for _, tail, reason in self.flat.ignored:
             self.seg.skipped.extend(unread_statements(tail, self.found, reason))
         run.check_time()
@@ -402,7 +403,7 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
     main = run.main = _main_file(run, main_file)
     if main is None:
         return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
-    doc = _Document(run, main, use_macros=render)
+    doc = _Document(run, main, use_macros=render, numbered=number)
     numbers, labels, frozen_at = _numbers(doc, run) if number else ({}, {}, {})
     references, works = _references(run, doc, main, labels)
     run.stage = "render"

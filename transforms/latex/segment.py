@@ -106,7 +106,7 @@ def _token_re(label_macros: frozenset[str], definitions: bool) -> re.Pattern:
     """The tokens of the pass; `definitions`: also the definitions numbering reads (`_definition`), left out
     of the pattern for the many bodies that have none, since every alternative costs at every backslash."""
     labels = "|".join(sorted((re.escape(n) for n in label_macros), key=len, reverse=True))
-    definer = r"renewcommand\*?|(?:global\s*\\)?[gex]?def" if definitions else r"(?!)"
+    definer = r"|(?P<definer>renewcommand\*?|(?:global\s*\\)?[gex]?def)(?![A-Za-z@])" if definitions else ""
     return re.compile(       # one leading backslash: the engine looks for it, not for every alternative everywhere
         r"\\(?:expandafter\s*(?=\\(?:begin|end)\s*\\expandafter)\\)?"                   # \expandafter\begin\expandafter{\x}
         r"(?:(?P<be>begin|end)(?:\s*\\expandafter)?\s*\{(?P<env>[^{}\s]{1,80})\}"
@@ -118,8 +118,7 @@ def _token_re(label_macros: frozenset[str], definitions: bool) -> re.Pattern:
         r"|(?P<ctr>setcounter|addtocounter|stepcounter|refstepcounter)(?![A-Za-z@])"
         r"|(?P<verb>verb)\*?(?![A-Za-z@])"
         r"|(?P<label>" + labels + r")(?![A-Za-z@])"
-        r"|(?P<definer>" + definer + r")(?![A-Za-z@])"
-        r")")
+        + definer + r")")
 
 
 # Whether a body may hold a definition `_definition` reads: one quick search decides which token pattern to use.
@@ -167,8 +166,10 @@ def _int_or_none(text: Optional[str]) -> Optional[int]:
 
 
 class _Segmenter:
-    def __init__(self, text: str, found: Discovery, start: int, end: int, check_time: Callable[[], None]):
+    def __init__(self, text: str, found: Discovery, start: int, end: int, check_time: Callable[[], None],
+                 definitions: bool):
         self.text, self.found, self.start, self.end = text, found, start, end
+        self.definitions = definitions and bool(_MAY_DEFINE_RE.search(text, start, end))
         self.check_time = check_time
         self.stack: list[_Frame] = []
         self.open_statements: list[_Frame] = []     # the statement frames of the stack, in order
@@ -218,7 +219,7 @@ class _Segmenter:
     # -- the pass ----------------------------------------------------------------------------
     def run(self) -> Segmentation:
         text, found = self.text, self.found
-        token = _token_re(frozenset(found.label_macros), bool(_MAY_DEFINE_RE.search(text, self.start, self.end)))
+        token = _token_re(frozenset(found.label_macros), self.definitions)
         pos = self.start
         for count in itertools.count():
             m = token.search(text, pos, self.end)
@@ -247,7 +248,7 @@ class _Segmenter:
                 pos = self._verb(m)
             elif m.group("label"):
                 pos = self._label(m)
-            elif m.group("definer"):
+            elif self.definitions and m.group("definer"):
                 pos = self._definition(m)
         for frame in self.open_statements:
             self._unclosed(frame)
@@ -516,13 +517,14 @@ def unread_statements(text: str, found: Discovery, reason: str) -> list[tuple[st
 
 
 def segment(text: str, found: Discovery, start: int = 0, end: Optional[int] = None,
-            check_time: Callable[[], None] = lambda: None) -> Segmentation:
+            check_time: Callable[[], None] = lambda: None, definitions: bool = True) -> Segmentation:
     """Statements of text[start:end] (the document body) in document order, with numbering events.
 
-    `check_time` is called every few tokens and may raise to stop a paper over its time budget.
+    `check_time` is called every few tokens and may raise to stop a paper over its time budget;
+    `definitions=False` leaves out the body definitions only numbering reads (`_Segmenter._definition`).
     """
     end = len(text) if end is None else end
-    result = _Segmenter(text, found, start, end, check_time).run()
+    result = _Segmenter(text, found, start, end, check_time, definitions).run()
     result.statements.sort(key=lambda s: s.ordinal)
     result.doc_events.sort(key=lambda e: e.pos)
     renumbered = {s.ordinal: i for i, s in enumerate(result.statements)}

@@ -55,3 +55,12 @@ def test_iffalse_ignores_argument_taking_if_macros():
 def test_strip_comments_is_linear_on_a_long_single_line():
     line = ("x\\%y" * 2_000_000) + "% tail"
     assert strip_comments(line).endswith("x\\%y")
+
+
+def test_an_iffalse_copied_by_let_opens_no_comment():
+    text = ("\\let\\ifdraft\\iffalse\n\\expandafter\\let\\csname ifproofs\\endcsname=\\iffalse\n\\newif\\ifshort\n"
+            "kept \\iffalse\\let\\ifother\\iffalse gone\\fi kept too")
+    out = strip_iffalse(text)
+    assert out.count("\n") == text.count("\n") and "gone" not in out
+    assert out.split() == ["\\let\\ifdraft\\iffalse", "\\expandafter\\let\\csname", "ifproofs\\endcsname=\\iffalse",
+                           "\\newif\\ifshort", "kept", "kept", "too"]

@@ -13,7 +13,8 @@ _CONDITIONAL_RE = re.compile(r"\\(?:(iffalse)|(if[A-Za-z@]*)|(else)|(fi))(?![A-Z
 _NEWIF_RE = re.compile(r"\\newif\s*\\(if[A-Za-z@]+)")
 # `\let\ifdraft\iffalse` copies a conditional: neither token after `\let` (nor the name after `\newif`) opens one.
 _LET_IF_RE = re.compile(r"\\let\s*\\(if[A-Za-z@]+)\s*=?\s*\\if(?:true|false)(?![A-Za-z@])")
-_NAMED_BEFORE_RE = re.compile(r"\\(?:let|newif)\s*(?:\\[A-Za-z@]+\s*=?\s*)?\Z")
+_NAMED_BEFORE_RE = re.compile(
+    r"\\(?:let|newif)\s*(?:(?:\\[A-Za-z@]+|\\csname\s*[A-Za-z@]+\s*\\endcsname)\s*=?\s*)?\Z")
 _LOOKBEHIND = 80
 # TeX's conditionals (and the usual \newif ones); etoolbox's \ifdefempty{..}{..}{..} and ifthen's
 # \ifthenelse take arguments instead and have no \fi, so they must not count as nesting.

@@ -186,7 +186,7 @@ class BertQueryEncoder:
 
     def _threads_now(self, rows: int) -> int:
         """The threads `threads` asked for; by default, this one and a thread for each core idle now.
-        Split, the products cost about 13% more CPU (each thread reads all the weights, for half
+        Split, a pass costs 11-13% more CPU (each thread reads all the weights, for half
         the rows): worth it for an idle core, not when every core has work, by this process (other
         requests) or another."""
         if self.threads:

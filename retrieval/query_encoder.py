@@ -25,6 +25,7 @@ MAX_THREADS = 4
 
 
 def usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the platform has one)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 

@@ -9,43 +9,78 @@ falls back to `transforms.embed.encoder.Encoder`. Equality with that encoder is 
 """
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import os
 import pathlib
+import threading
 from typing import Optional, Sequence
 
 import numpy as np
 
 _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429, 0.3275911)
+GELU_ROWS = 64          # GELU's temporaries for 64 tokens (64 x 1536 floats) stay in a core's L2
+MIN_PART_ROWS = 32      # tokens a thread at least: below, waking a thread costs more than it saves
+MAX_THREADS = 4
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the platform has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def spare_cores(cores: int, loadavg: Optional[str] = None) -> int:
+    """Cores idle right now: `cores` less the threads runnable at this instant, the caller included
+    (the fourth field of /proc/loadavg, `runnable/total`); none where that is not known."""
+    try:
+        if loadavg is None:
+            loadavg = pathlib.Path("/proc/loadavg").read_text()
+        running = int(loadavg.split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+    return max(0, cores - running)
+
+
+def row_parts(rows: int, threads: int) -> list[slice]:
+    """`rows` tokens split into contiguous, near-equal parts, one a thread, each at least
+    MIN_PART_ROWS tokens (one part when there are too few)."""
+    count = max(1, min(threads, rows // MIN_PART_ROWS))
+    bounds = [rows * i // count for i in range(count + 1)]
+    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     """Exact GELU, 0.5 x (1 + erf(x / sqrt 2)), with erf to 1.5e-7 (Abramowitz and Stegun 7.1.26:
-    NumPy has none and SciPy costs an import), in float32 and in place (no temporaries)."""
+    NumPy has none and SciPy costs an import), in float32 and in place. With z = |x| / sqrt 2,
+    1 - erf(z) = tail(t) exp(-z^2) for t = 1 / (1 + p z), so GELU is max(x, 0) - |x| tail / 2."""
     a1, a2, a3, a4, a5, p = _ERF
-    z = np.abs(x) * np.float32(2 ** -0.5)
-    t = z * np.float32(p)
+    size = np.abs(x)
+    t = size * np.float32(p * 2 ** -0.5)
     t += 1
     np.reciprocal(t, out=t)
-    tail = t * np.float32(a5)           # 1 - erf(z) = tail polynomial of t times exp(-z^2)
+    half_tail = t * np.float32(a5 / 2)
     for a in (a4, a3, a2, a1):
-        tail += np.float32(a)
-        tail *= t
-    np.square(z, out=z)
-    np.negative(z, out=z)
-    tail *= np.exp(z, out=z)
-    np.copysign(tail, x, out=tail)
-    out = np.sign(x)                    # 1 + erf(x / sqrt 2) = 1 + sign(x) - sign(x) (1 - erf(z))
-    out += 1
-    out -= tail
-    out *= x
-    out *= np.float32(0.5)
-    return out
+        half_tail += np.float32(a / 2)
+        half_tail *= t
+    half_tail *= size
+    np.square(size, out=size)
+    size *= np.float32(-0.5)
+    half_tail *= np.exp(size, out=size)
+    np.maximum(x, 0, out=x)
+    x -= half_tail
+    return x
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    centred = x - x.mean(-1, keepdims=True)
-    scale = 1.0 / np.sqrt((centred * centred).mean(-1, keepdims=True) + eps)
-    return centred * scale * weight + bias
+    """Layer normalization of the rows of `x`, in place."""
+    x -= x.mean(-1, keepdims=True)
+    deviation = np.square(x).mean(-1, keepdims=True)
+    deviation += eps
+    np.sqrt(deviation, out=deviation)
+    x /= deviation
+    x *= weight
+    x += bias
+    return x
 
 
 def _json(path: pathlib.Path) -> Optional[dict]:
@@ -58,7 +93,8 @@ def _json(path: pathlib.Path) -> Optional[dict]:
 class BertQueryEncoder:
     """A sentence-transformers BERT model with mean pooling, run in NumPy."""
 
-    def __init__(self, root: pathlib.Path, config: dict, max_length: int, normalize: bool, prompt: str):
+    def __init__(self, root: pathlib.Path, config: dict, max_length: int, normalize: bool, prompt: str,
+                 threads: Optional[int] = None):
         from safetensors.numpy import load_file
         from threadpoolctl import ThreadpoolController
         from tokenizers import Tokenizer
@@ -85,50 +121,116 @@ class BertQueryEncoder:
         self.prompt = prompt
         self.dim = int(config["hidden_size"])
         self._blas = ThreadpoolController()
+        self.threads = threads
+        self._cores = min(MAX_THREADS, usable_cores())
+        self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
 
     def _w(self, name: str) -> np.ndarray:
         return self.weights[self.prefix + name]
 
-    def _dense(self, x: np.ndarray, name: str) -> np.ndarray:
-        return x @ self._w(name + ".weight") + self._w(name + ".bias")
+    def _dense(self, x: np.ndarray, name: str, out: Optional[np.ndarray] = None) -> np.ndarray:
+        out = np.matmul(x, self._w(name + ".weight"), out=out)
+        out += self._w(name + ".bias")
+        return out
 
-    def _attend(self, qkv: np.ndarray, lengths: list[int]) -> np.ndarray:
-        """Self-attention of each query's tokens among themselves; `qkv`: every token's query, key
-        and value, the queries' tokens one after the other."""
+    def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]], rows: slice) -> np.ndarray:
+        """Self-attention of the tokens in `rows` among their own query's tokens; `qkv`: every
+        token's query, key and value, the queries' tokens one after the other in `spans`."""
         width = qkv.shape[1] // 3
         head = width // self.heads
         scale = np.float32(1 / np.sqrt(head))
-        context = np.empty((len(qkv), width), dtype=np.float32)
-        start = 0
-        for n in lengths:
-            q, k, v = qkv[start:start + n].reshape(n, 3, self.heads, head).transpose(1, 2, 0, 3)
-            scores = (q * scale) @ k.transpose(0, 2, 1)
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
-            context[start:start + n] = ((scores / scores.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(n, width)
-            start += n
+        context = np.empty((rows.stop - rows.start, width), dtype=np.float32)
+        for start, stop in spans:
+            first, last = max(start, rows.start), min(stop, rows.stop)
+            if first >= last:
+                continue
+            n = stop - start
+            q = (qkv[first:last, :width] * scale).reshape(last - first, self.heads, head).transpose(1, 0, 2)
+            k, v = qkv[start:stop, width:].reshape(n, 2, self.heads, head).transpose(1, 2, 0, 3)
+            scores = q @ k.transpose(0, 2, 1)
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
+            weighted = scores @ v       # normalized after the product: head-wide rows, not n-wide
+            weighted /= scores.sum(-1, keepdims=True)
+            context[first - rows.start:last - rows.start] = weighted.transpose(1, 0, 2).reshape(last - first, width)
         return context
+
+    def _layers(self, x: np.ndarray, spans: list[tuple[int, int]], rows: slice,
+                qkv: tuple[np.ndarray, np.ndarray], barrier: Optional[threading.Barrier]) -> None:
+        """Run every layer over the tokens in `rows`, in place in `x`. Everything but attention is
+        row by row, so threads can share the work by rows; attention needs every token's keys: with
+        `barrier`, the threads wait for each other once a layer, after writing their rows' query,
+        key and value into `qkv[layer % 2]` (two buffers, so that a thread already on the next
+        layer never overwrites keys that another still reads)."""
+        try:
+            for i in range(self.layers):
+                layer = f"encoder.layer.{i}."
+                buffer = qkv[i % 2]
+                self._dense(x[rows], layer + "attention.qkv", out=buffer[rows])
+                if barrier is not None:
+                    barrier.wait()
+                hidden = self._dense(self._attend(buffer, spans, rows), layer + "attention.output.dense")
+                hidden += x[rows]
+                _layer_norm(hidden, self._w(layer + "attention.output.LayerNorm.weight"),
+                            self._w(layer + "attention.output.LayerNorm.bias"), self.eps)
+                inner = self._dense(hidden, layer + "intermediate.dense")
+                for block in range(0, len(inner), GELU_ROWS):
+                    _gelu(inner[block:block + GELU_ROWS])
+                out = self._dense(inner, layer + "output.dense")
+                out += hidden
+                x[rows] = _layer_norm(out, self._w(layer + "output.LayerNorm.weight"),
+                                      self._w(layer + "output.LayerNorm.bias"), self.eps)
+        except BaseException:
+            if barrier is not None:     # the other threads stop waiting for this one
+                barrier.abort()
+            raise
+
+    def _threads_now(self, rows: int) -> int:
+        """The threads `threads` asked for; by default, this one and a thread for each core idle now.
+        Split, a pass costs 11-13% more CPU (each thread reads all the weights, for half
+        the rows): worth it for an idle core, not when every core has work, by this process (other
+        requests) or another."""
+        if self.threads:
+            return self.threads
+        if rows < 2 * MIN_PART_ROWS or self._cores < 2:
+            return 1
+        return 1 + min(self._cores - 1, spare_cores(self._cores))
 
     def _forward(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled embeddings of `texts`. The queries' tokens are stacked, so every dense layer
-        is one matrix product for the batch (no padding); only attention goes query by query."""
+        is one matrix product for the batch (no padding); only attention goes query by query. With
+        at least 2 x MIN_PART_ROWS tokens the rows are split between threads (`_threads_now`;
+        NumPy and BLAS release the GIL), each on one BLAS thread: a long query uses the idle cores
+        without OpenBLAS's own threads, which spin while they wait (and OpenBLAS's thread count is
+        the whole process's)."""
         encodings = self.tokenizer.encode_batch([self.prompt + t for t in texts])
         lengths = [len(e.ids) for e in encodings]
+        ends = np.cumsum(lengths).tolist()
+        spans = list(zip([0] + ends[:-1], ends))
         ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encodings])
         positions = np.concatenate([np.arange(n) for n in lengths])
         x = (self._w("embeddings.word_embeddings.weight")[ids]
              + self._w("embeddings.position_embeddings.weight")[positions]
              + self._w("embeddings.token_type_embeddings.weight")[0])
         x = _layer_norm(x, self._w("embeddings.LayerNorm.weight"), self._w("embeddings.LayerNorm.bias"), self.eps)
-        for i in range(self.layers):
-            layer = f"encoder.layer.{i}."
-            context = self._attend(self._dense(x, layer + "attention.qkv"), lengths)
-            x = _layer_norm(x + self._dense(context, layer + "attention.output.dense"),
-                            self._w(layer + "attention.output.LayerNorm.weight"),
-                            self._w(layer + "attention.output.LayerNorm.bias"), self.eps)
-            inner = _gelu(self._dense(x, layer + "intermediate.dense"))
-            x = _layer_norm(x + self._dense(inner, layer + "output.dense"), self._w(layer + "output.LayerNorm.weight"),
-                            self._w(layer + "output.LayerNorm.bias"), self.eps)
-        pooled = np.add.reduceat(x, np.cumsum([0] + lengths[:-1]), axis=0) / np.asarray(lengths, np.float32)[:, None]
+        qkv = (np.empty((len(x), 3 * self.dim), np.float32), np.empty((len(x), 3 * self.dim), np.float32))
+        parts = row_parts(len(x), self._threads_now(len(x)))
+        if len(parts) == 1:
+            self._layers(x, spans, parts[0], qkv, None)
+        else:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="query-encoder")
+            barrier = threading.Barrier(len(parts))
+            helpers = [self._pool.submit(self._layers, x, spans, part, qkv, barrier) for part in parts[1:]]
+            try:
+                self._layers(x, spans, parts[0], qkv, barrier)
+            except threading.BrokenBarrierError:
+                pass                    # a helper failed: its error is raised below
+            finally:
+                concurrent.futures.wait(helpers)
+            for helper in helpers:
+                helper.result()
+        pooled = np.add.reduceat(x, [start for start, _ in spans], axis=0) / np.asarray(lengths, np.float32)[:, None]
         if self.normalize:
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
         return pooled.astype(np.float32, copy=False)
@@ -143,9 +245,11 @@ class BertQueryEncoder:
             return self._forward(texts)
 
 
-def load(model_path: str, *, normalize: bool, prompt: str) -> Optional[BertQueryEncoder]:
+def load(model_path: str, *, normalize: bool, prompt: str, threads: Optional[int] = None) -> Optional[BertQueryEncoder]:
     """The NumPy encoder for the model folder at `model_path`, or None when its layout is not the
-    one it reproduces exactly (then use the sentence-transformers encoder)."""
+    one it reproduces exactly (then use the sentence-transformers encoder). `threads`: split a
+    long forward pass between this many threads (default: as many as there are idle cores, up to
+    MAX_THREADS)."""
     root = pathlib.Path(model_path)
     modules = _json(root / "modules.json")
     config = _json(root / "config.json")
@@ -165,4 +269,4 @@ def load(model_path: str, *, normalize: bool, prompt: str) -> Optional[BertQuery
         return None
     max_length = int((_json(root / "sentence_bert_config.json") or {}).get("max_seq_length")
                      or config.get("max_position_embeddings", 512))
-    return BertQueryEncoder(root, config, max_length, normalize or "Normalize" in kinds, prompt)
+    return BertQueryEncoder(root, config, max_length, normalize or "Normalize" in kinds, prompt, threads)

@@ -7,7 +7,6 @@ JSON schema), so the OpenAPI document and the MCP tool schema state exactly what
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import queue
 import sys
 import threading
@@ -20,6 +19,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 
 from retrieval import records
 from retrieval.filters import MAX_VALUE_CHARS, MAX_VALUES, make_filters
+from retrieval.query_encoder import usable_cores
 from retrieval.render import hit_record
 from retrieval.search import MODES, Hit as SearchHit, Searcher
 from schemas.theorems import KINDS
@@ -33,8 +33,7 @@ MAX_EMBED_BATCH = 32    # queries encoded in one forward pass at most
 def default_workers() -> int:
     """Request threads: four per usable core (a search waits on its embedding and on DuckDB, whose
     own threads do the work), at least 8 and at most 64."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(8, min(64, 4 * cores))
+    return max(8, min(64, 4 * usable_cores()))
 
 
 def _no_lone_surrogates(value: str) -> str:

@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import urllib.request
 
 import duckdb
@@ -141,6 +142,76 @@ def test_lean_query_encoder_equals_sentence_transformers(encoder):
     # a batch stacks its queries' tokens: each query's vector is the one it gets alone
     alone = np.stack([lean.encode_queries([t])[0] for t in texts])
     assert np.abs(together - alone).max() < 1e-6
+
+
+def test_lean_query_encoder_splits_long_queries_between_threads(encoder):
+    """A long query's tokens are split between threads (a batch's split falls inside a query):
+    the vectors equal one thread's, and torch's within 1e-5."""
+    from transforms.models import resolve_model_path
+
+    path = resolve_model_path(encoder.config.model)
+    one, two = (query_encoder.load(path, normalize=True, prompt="", threads=n) for n in (1, 2))
+    texts = ["Let $X$ be a compact Hausdorff space and $f: X \\to \\mathbb{R}$ continuous. " * 6,
+             "every bounded monotone sequence converges", "Let $G$ be a finite group. " * 40]
+    assert len(query_encoder.row_parts(len(one.tokenizer.encode(texts[0]).ids), 2)) == 2
+    for batch in ([texts[0]], texts):
+        split = two.encode_queries(batch)
+        assert np.abs(split - one.encode_queries(batch)).max() < 1e-6
+        assert np.abs(split - encoder.encode_queries(batch)).max() < 1e-5
+    assert {t.name.split("_")[0] for t in threading.enumerate()} >= {"query-encoder"}
+
+
+def test_row_parts_are_contiguous_and_never_too_small():
+    rows = query_encoder.MIN_PART_ROWS
+    assert query_encoder.row_parts(2 * rows - 1, 4) == [slice(0, 2 * rows - 1)]
+    for n, threads in ((2 * rows, 2), (190, 2), (190, 4), (1000, 3)):
+        parts = query_encoder.row_parts(n, threads)
+        assert len(parts) == min(threads, n // rows) and parts[0].start == 0 and parts[-1].stop == n
+        assert all(a.stop == b.start for a, b in zip(parts, parts[1:]))
+        assert all(part.stop - part.start >= rows for part in parts)
+
+
+def test_a_query_takes_only_idle_cores():
+    """By default a forward pass adds a thread only for a core with nothing runnable on it now."""
+    assert query_encoder.spare_cores(2, "0.05 0.10 0.20 1/180 4242\n") == 1    # the caller alone
+    assert query_encoder.spare_cores(2, "9.80 9.10 8.00 2/180 4242\n") == 0
+    assert query_encoder.spare_cores(2, "9.80 9.10 8.00 12/180 4242\n") == 0
+    assert query_encoder.spare_cores(4, "1.00 1.00 1.00 2/180 4242\n") == 2
+    assert query_encoder.spare_cores(2, "") == 0                                # unknown: no extra thread
+
+
+@pytest.mark.parametrize("failing_part", ["first", "second"])
+def test_a_failing_thread_fails_the_query_without_hanging(encoder, failing_part):
+    """An error on either thread reaches the caller as itself; the thread left waiting for the
+    failed one at the next layer is released, and the encoder answers the next query."""
+    from transforms.models import resolve_model_path
+
+    lean = query_encoder.load(resolve_model_path(encoder.config.model), normalize=True, prompt="", threads=2)
+    long_query = "Let $G$ be a finite group. " * 40
+    expected = lean.encode_queries([long_query])
+    attend = lean._attend
+
+    def fail_in_one_part(qkv, spans, rows):
+        if (rows.start == 0) == (failing_part == "first"):
+            raise ArithmeticError(f"attention failed on the {failing_part} part")
+        return attend(qkv, spans, rows)
+
+    lean._attend = fail_in_one_part
+    raised = []
+
+    def call():
+        try:
+            lean.encode_queries([long_query])
+        except BaseException as exc:
+            raised.append(exc)
+
+    caller = threading.Thread(target=call, daemon=True)     # a hang fails the test rather than stalls it
+    caller.start()
+    caller.join(300)
+    assert not caller.is_alive(), "the forward pass hung"
+    assert len(raised) == 1 and isinstance(raised[0], ArithmeticError) and failing_part in str(raised[0])
+    lean._attend = attend
+    assert np.array_equal(lean.encode_queries([long_query]), expected)
 
 
 def test_stored_vectors_are_read_not_mapped(synthetic_corpus):

@@ -28,6 +28,9 @@ from schemas import THEOREMS, theorems_table
 from schemas.table import duckdb_type
 
 TRAIN_SAMPLE_SEED = 20260
+# DuckDB's buffer pool while writing the search table (its default, 80% of RAM, let the sorted
+# join grow with the corpus: 850 MB at 1M rows); past it the sort spills to the database's temp dir
+SEARCH_DB_MEMORY = "1GB"
 _ENCODED = beam.metrics.Metrics.counter("index", "vectors_encoded")
 
 
@@ -132,7 +135,7 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
     target = root / vector_index.INDEX_DIR / vector_index.SEARCH_DB
     temporary = target.with_name(target.name + ".tmp")
     temporary.unlink(missing_ok=True)
-    con = duckdb.connect(str(temporary))
+    con = duckdb.connect(str(temporary), config={"memory_limit": SEARCH_DB_MEMORY})
     try:
         create_views(con, root, dim, read_manifest(root))
         if shards:

@@ -365,8 +365,12 @@ class VectorIndex:
     def exact(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
         """The reference: every stored vector scanned block by block (memory stays one block)."""
         query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
-        if allowed is not None:
-            return self._rescored(query, allowed, k)
+        if allowed is not None:     # SCAN_ROWS allowed rows at a time: a broad filter at 10M allows millions
+            found: list[tuple[int, float]] = []
+            for start in range(0, len(allowed), SCAN_ROWS):
+                found = sorted(found + self._rescored(query, allowed[start:start + SCAN_ROWS], k),
+                               key=lambda hit: (-hit[1], hit[0]))[:k]
+            return found
         top_docs, top_scores = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         with open(self.directory / STORED, "rb") as file:       # read, not mapped: the scan stays out of RSS
             blocks = [(shard.base + start, min(SCAN_ROWS, shard.rows - start))

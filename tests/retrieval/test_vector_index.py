@@ -271,3 +271,39 @@ def test_search_command_imports_neither_beam_nor_torch_nor_pandas(indexed_corpus
     assert json.loads(run.stderr.strip().splitlines()[-1]) == []
     hits = json.loads(run.stdout)
     assert hits and {h["kind"] for h in hits} <= {"theorem", "lemma"} and min(h["year"] for h in hits) >= 2010
+
+
+def test_the_synthetic_corpus_writes_each_paper_once_with_its_statements_year(synthetic_corpus):
+    """Papers are written a file per part of statements (memory stays one part's at 10M rows)."""
+    con = open_catalog(str(synthetic_corpus)).con
+    assert len(list((synthetic_corpus / "papers").glob("*.parquet"))) == 2
+    assert con.execute("SELECT count(*), count(DISTINCT paper_id) FROM papers").fetchone() == (600, 600)
+    assert con.execute("""SELECT count(*) FROM theorems t JOIN papers p USING (paper_id)
+                          WHERE t.year = p.year""").fetchone()[0] == 12_000
+
+
+def test_exact_scan_of_a_broad_filter_reads_the_allowed_rows_block_by_block(synthetic_corpus, monkeypatch):
+    searcher = Searcher(open_catalog(str(synthetic_corpus)))
+    index = searcher._vector_index()
+    allowed = searcher._allowed_docs(make_filters(kinds=["theorem", "lemma"]))
+    queries = vector_index.unit_rows(np.random.default_rng(3).standard_normal((10, 16)).astype(np.float32))
+    whole = [index.exact(q, 10, allowed) for q in queries]
+    monkeypatch.setattr(vector_index, "SCAN_ROWS", 700)
+    assert [index.exact(q, 10, allowed) for q in queries] == whole
+
+
+def test_benchmark_exact_pass_equals_the_exact_searcher(synthetic_corpus):
+    """`search_scale.exact_rankings` (one pass for all queries) ranks as `Searcher(exact=True)`
+    (a scan per query), without a filter, with the benchmark's, and with one narrower than k."""
+    from benchmarks.search_scale import FILTER, exact_rankings
+
+    searcher = Searcher(open_catalog(str(synthetic_corpus)), exact=True)
+    index = searcher._vector_index()
+    queries = np.random.default_rng(13).standard_normal((12, 16)).astype(np.float32)
+    for filters, k in ((make_filters(), 10), (make_filters(**FILTER), 10), (make_filters(paper_ids=["arxiv:s17"]), 25)):
+        allowed = searcher._allowed_docs(filters)
+        got = exact_rankings(index, queries, k, allowed, chunk_rows=5_000)     # blocks across shard bounds
+        want = [searcher.vector_ranking("", k, filters, q.tolist()) for q in queries]
+        assert [[d for d, _ in g] for g in got] == [[d for d, _ in w] for w in want]
+        assert [s for g in got for _, s in g] == pytest.approx([s for w in want for _, s in w], abs=1e-6)
+        assert all(len(g) == min(k, len(allowed) if allowed is not None else k) for g in got)

@@ -2,7 +2,7 @@
 
   .venv/bin/python benchmarks/retrieval_quality.py --corpus out/evalset-corpus \
       [--model sentence-transformers/all-MiniLM-L6-v2 ...] [--template plain context-v1] [--cache DIR] \
-      [--max-queries 40 --max-statements 400] [--json-out cells.jsonl]
+      [--mix plain context-v1] [--max-queries 40 --max-statements 400] [--json-out cells.jsonl]
   .venv/bin/python benchmarks/retrieval_quality.py --summarize cells.jsonl      # table + choice on tuning sets
   .venv/bin/python benchmarks/retrieval_quality.py --cost-only 200 --model A B  # statements/s, ms/query
 
@@ -12,7 +12,10 @@ so models and templates compare on the same statements. Sets: the written `queri
 automatic sets of `build_evalsets.py` (their hide keys are applied: the hidden text is removed from
 the indexed text of every statement of that set, and those statements are re-embedded). Hybrid is
 reciprocal-rank fusion (`retrieval.search.fuse`) at several BM25 weights; the weight is chosen on
-the tuning sets only and then reported on the held-out ones.
+the tuning sets only and then reported on the held-out ones. Besides the embed stage's templates,
+`TRIAL_TEMPLATES` (context-v1 without parts of its context) and `--mix A B` (weighted sums of two
+templates' vectors; two vectors per statement, by max similarity or fused rankings) are scored.
+Every vector is cached by (model, text), so a variant pays only for the texts it adds.
 """
 from __future__ import annotations
 
@@ -38,14 +41,26 @@ from retrieval.search import FUSION_DEPTH, Searcher, fuse  # noqa: E402
 from transforms.embed.config import default_prompts  # noqa: E402
 from transforms.embed.encoder import DEFAULT_MODEL, Encoder, EncoderConfig  # noqa: E402
 from transforms.describe.records import PAPER_TITLE_KEY  # noqa: E402
-from transforms.embed.representation import CONTEXT, TEMPLATES, representation_text  # noqa: E402
+from transforms.embed.representation import (  # noqa: E402
+    COMPONENT_WEIGHTS, COMPONENTS, CONTEXT, DEFAULT_TEMPLATE, PLAIN, TEMPLATES, combine, context_text,
+    representation_text)
 
 EVALSETS = REPO / "retrieval" / "evalsets"
 WEIGHTS = (0.25, 0.5, 1.0)
 RERANK_WEIGHTS = (0.5, 1.0)   # agreement reranking of hybrid's top RERANK_DEPTH
 RERANK_DEPTH = 50
+MIX_WEIGHTS = (0.25, 0.5, 0.6, 0.7, 0.8, 0.9)   # --mix: B's share of the summed vector
 K = 20
+# Variants of context-v1 scored here only (not embed-stage templates): which part of the context helps.
+TRIAL_TEMPLATES = {
+    "context-no-section": lambda row: context_text(dict(row, section_path=None)),
+    "context-inner-section": lambda row: context_text(dict(row, section_path=(row.get("section_path") or [])[-1:])),
+}
 CACHE_CHUNK = 256      # texts per cached embedding file
+
+
+def text_of(row: dict, template: str) -> str:
+    return TRIAL_TEMPLATES[template](row) if template in TRIAL_TEMPLATES else representation_text(row, template)
 
 
 def load_sets(auto: pathlib.Path, written: bool = True) -> dict[str, tuple[list[Query], list[dict]]]:
@@ -93,22 +108,43 @@ def hidden(rows: list[dict], records: list[dict], docs_of: dict[str, int]) -> di
     return changed
 
 
-def encode(encoder: Encoder, texts: list[str], cache: pathlib.Path, key: str) -> tuple[np.ndarray, int]:
-    """(normalized document vectors, how many were embedded now rather than read from the cache);
-    cached on disk by CACHE_CHUNK texts, so an interrupted run resumes."""
-    parts, embedded = [], 0
-    for start in range(0, len(texts), CACHE_CHUNK):
-        chunk = texts[start:start + CACHE_CHUNK]
-        path = cache / f"{hashlib.sha1((key + chr(0).join(chunk)).encode()).hexdigest()[:20]}.npy"
-        if path.is_file():
-            parts.append(np.load(path))
-            continue
-        matrix = encoder.encode_documents(chunk).astype(np.float32)
-        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-        np.save(path, matrix)
-        parts.append(matrix)
-        embedded += len(chunk)
-    return (np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)), embedded
+class VectorCache:
+    """Normalized document vectors on disk by (model, text): a new template, a hidden-text variant or a
+    rerun embeds only the texts this model has never embedded, whatever template or set they came from.
+    Written CACHE_CHUNK vectors at a time (a vector file, then its keys), so an interrupted run resumes."""
+
+    def __init__(self, folder: pathlib.Path, model: str):
+        self.folder = folder / f"vectors-{hashlib.sha1(model.encode()).hexdigest()[:12]}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.rows: dict[str, np.ndarray] = {}
+        for keys in sorted(self.folder.glob("*.keys.json")):
+            matrix = np.load(keys.with_name(keys.name.removesuffix(".keys.json") + ".npy"))
+            self.rows.update(zip(json.loads(keys.read_text()), matrix))
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha1(text.encode()).hexdigest()
+
+    def add(self, texts: list[str], matrix: np.ndarray) -> None:
+        keys = [self.key(t) for t in texts]
+        name = hashlib.sha1("".join(keys).encode()).hexdigest()[:20]
+        np.save(self.folder / f"{name}.npy", matrix)
+        (self.folder / f"{name}.keys.json").write_text(json.dumps(keys))
+        self.rows.update(zip(keys, matrix))
+
+    def encode(self, encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, int]:
+        """(the texts' unit vectors, how many texts were embedded now rather than read from the cache)."""
+        missing = list(dict.fromkeys(t for t in texts if self.key(t) not in self.rows))
+        for start in range(0, len(missing), CACHE_CHUNK):
+            chunk = missing[start:start + CACHE_CHUNK]
+            self.add(chunk, unit(encoder.encode_documents(chunk).astype(np.float32)))
+        if not texts:
+            return np.zeros((0, encoder.dim), dtype=np.float32), 0
+        return np.stack([self.rows[self.key(t)] for t in texts]), len(missing)
+
+
+def unit(matrix: np.ndarray) -> np.ndarray:
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=-1, keepdims=True), 1e-12)
 
 
 def indexed_copy(corpus: str, work: pathlib.Path, model: str, vectors: dict[str, np.ndarray], dim: int):
@@ -163,23 +199,38 @@ def score(ranked_docs, gold_ids, gold_papers, rows) -> tuple:
 
 
 def report_cost(args) -> None:
-    """Statements/s and ms/query per model and template, every model timed in this one process."""
+    """CPU cost per model and template: statements per second and per CPU-second to embed a sample
+    (every text a template embeds, summed templates combined), and ms per written query to embed it
+    and rank a corpus-sized matrix; templates interleaved, --repeat times, median and range."""
     rows = corpus_rows(Searcher(open_catalog(args.corpus)))
     sample = rows[:: max(1, len(rows) // args.cost_only)][: args.cost_only]
     queries = [q.query for q in load_sets(pathlib.Path(args.auto))["written"][0]]
+    spread = lambda values: f"{np.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"  # noqa: E731
     for model in args.model:
         query_prompt, document_prompt = default_prompts(model)
         encoder = Encoder(EncoderConfig(model=model, query_prompt=query_prompt, document_prompt=document_prompt))
         encoder.encode_queries(queries[:4])                       # warm-up
-        start = time.perf_counter()
-        encoder.encode_queries(queries)
-        per_query = 1000 * (time.perf_counter() - start) / len(queries)
-        for template in args.template:
-            start = time.perf_counter()
-            encoder.encode_documents([representation_text(r, template) for r in sample])
-            rate = len(sample) / (time.perf_counter() - start)
-            print(f"{model} {template}: {rate:.1f} statements/s, query embedding {per_query:.1f} ms "
-                  f"({len(sample)} statements, {len(queries)} queries)", flush=True)
+        rates: dict[str, list[tuple[float, float]]] = {t: [] for t in args.template}
+        query_ms: list[tuple[float, float]] = []
+        for _ in range(args.repeat):
+            for template in args.template:
+                parts = [[text_of(r, t) for r in sample] for t in COMPONENTS.get(template, (template,))]
+                start, cpu_start = time.perf_counter(), time.process_time()
+                vectors = combine([encoder.encode_documents(texts) for texts in parts], COMPONENT_WEIGHTS.get(template))
+                rates[template].append((len(sample) / (time.perf_counter() - start),
+                                        len(sample) / (time.process_time() - cpu_start)))
+                matrix = np.resize(vectors, (len(rows), encoder.dim))   # the whole corpus's size, for the scan
+            start, cpu_start = time.perf_counter(), time.process_time()
+            for vector in unit(encoder.encode_queries(queries)):  # one batch, as the quality run embeds them
+                np.argsort(-(matrix @ vector))[:K]
+            query_ms.append((1000 * (time.perf_counter() - start) / len(queries),
+                             1000 * (time.process_time() - cpu_start) / len(queries)))
+        for template, values in rates.items():
+            print(f"{model} {template}: statements per s {spread([w for w, _ in values])}, per CPU-s "
+                  f"{spread([c for _, c in values])} ({len(sample)} statements, {args.repeat} runs)", flush=True)
+        print(f"{model}: vector search ms per query {spread([w for w, _ in query_ms])}, CPU-ms "
+              f"{spread([c for _, c in query_ms])} ({len(queries)} written queries embedded in one batch, each ranked by "
+              f"an exact scan of {len(rows)} vectors)")
 
 
 def cost(cell: dict) -> str:
@@ -199,8 +250,9 @@ def cost(cell: dict) -> str:
 
 
 def summarize(paths: list[str]) -> None:
-    """Markdown table per set with cost; the configuration with the best mean MRR@20 over the tuning
-    sets, and its margin over today's default (vector, context-v1, the default model) on every set."""
+    """Markdown tables: every cell with its cost, theorem MRR@20 per configuration and set; the
+    configuration with the best mean MRR@20 over the tuning sets and its margin on every set over the
+    default template, plain and context-v1 (vector, the default model)."""
     lines = [json.loads(line) for path in paths for line in open(path, encoding="utf-8") if line.strip()]
     cells = [c for c in lines if "mode" in c]
     if comparisons := [c for c in lines if "index_against_exact" in c]:
@@ -226,16 +278,47 @@ def summarize(paths: list[str]) -> None:
     config = lambda c: (c["model"], c["template"], c["mode"])  # noqa: E731
     by = {(config(c), c["set"]): c["theorem"]["mrr@20"] for c in cells}
     tuning = [s for s in sets if "tuning" in s]
-    candidates = {config(c) for c in cells if all((config(c), s) in by for s in tuning)}
+    held_out = [s for s in sets if s not in tuning]
+    candidates = [k for k in dict.fromkeys(config(c) for c in cells) if all((k, s) in by for s in tuning)]
     if not tuning or not candidates:
         return
-    best = max(candidates, key=lambda k: sum(by[(k, s)] for s in tuning) / len(tuning))
-    default = (DEFAULT_MODEL, CONTEXT, "vector")
-    print(f"\nchosen on {', '.join(tuning)} (mean theorem MRR@20): {best}")
-    for s in sets:
-        if (default, s) in by and (best, s) in by:
-            print(f"  {s}: {by[(best, s)]:.3f} against default {by[(default, s)]:.3f} "
-                  f"(margin {by[(best, s)] - by[(default, s)]:+.3f})")
+    mean = lambda k, names: sum(by[(k, s)] for s in names) / len(names)  # noqa: E731
+    print("\nTheorem-level MRR@20 (T: tuning, H: held out):\n")
+    print("| model | template | mode | " + " | ".join(f"{s} ({'T' if s in tuning else 'H'})" for s in sets)
+          + " | mean tuning | mean held-out |\n|" + "---|" * (len(sets) + 5))
+    for k in candidates:
+        print(f"| {k[0].rsplit('/', 1)[-1]} | {k[1]} | {k[2]} | "
+              + " | ".join(f"{by[(k, s)]:.3f}" if (k, s) in by else "-" for s in sets)
+              + f" | {mean(k, tuning):.3f} | "
+              + (f"{mean(k, held_out):.3f} |" if held_out and all((k, s) in by for s in held_out) else "- |"))
+    best = max(candidates, key=lambda k: mean(k, tuning))
+    print(f"\nchosen on {', '.join(tuning)} (best mean theorem MRR@20): {best}")
+    ranks = {(config(c), c["set"]): c.get("theorem_ranks") for c in cells}
+    for baseline in dict.fromkeys([(DEFAULT_MODEL, DEFAULT_TEMPLATE, "vector"), (DEFAULT_MODEL, PLAIN, "vector"),
+                                   (DEFAULT_MODEL, CONTEXT, "vector")]):
+        both = [s for s in sets if (baseline, s) in by and (best, s) in by]
+        if baseline == best or not both:
+            continue
+        pairs = lambda names: [(ranks[(best, s)], ranks[(baseline, s)]) for s in names]  # noqa: E731
+        print(f"against {baseline[1]}, vector (95% paired bootstrap interval of the difference): " + "; ".join(
+            f"{s} {by[(best, s)]:.3f} - {by[(baseline, s)]:.3f} = {by[(best, s)] - by[(baseline, s)]:+.3f}"
+            + bootstrap_interval(pairs([s])) for s in both)
+            + (f"; mean held-out {mean(best, held_out) - mean(baseline, held_out):+.3f}"
+               + bootstrap_interval(pairs(held_out)) if held_out and all(s in both for s in held_out) else ""))
+
+
+def bootstrap_interval(pairs: list[tuple[list, list]], samples: int = 10000) -> str:
+    """" [low, high]": 2.5th and 97.5th percentiles of the difference of mean MRR@20 over the sets when
+    each set's queries are resampled (pairs: per set, the configuration's and the baseline's ranks)."""
+    if not pairs or not all(a and b for a, b in pairs):
+        return ""
+    reciprocal = lambda rs: np.array([1 / r if r and r <= K else 0.0 for r in rs])  # noqa: E731
+    rng, total = np.random.default_rng(0), np.zeros(samples)
+    for ranks, baseline in pairs:
+        difference = reciprocal(ranks) - reciprocal(baseline)
+        total += difference[rng.integers(0, len(difference), (samples, len(difference)))].mean(axis=1) / len(pairs)
+    low, high = np.percentile(total, [2.5, 97.5])
+    return f" [{low:+.3f}, {high:+.3f}]"
 
 
 def main() -> None:
@@ -243,8 +326,13 @@ def main() -> None:
     parser.add_argument("--corpus", default=str(REPO / "out" / "evalset-corpus"))
     parser.add_argument("--auto", default=str(EVALSETS / "auto"), help="folder of build_evalsets.py's sets")
     parser.add_argument("--model", nargs="+", default=[DEFAULT_MODEL], help="model names or local paths")
-    parser.add_argument("--template", nargs="+", default=list(TEMPLATES), choices=TEMPLATES)
+    parser.add_argument("--template", nargs="+", default=list(TEMPLATES),
+                        choices=[*TEMPLATES, *TRIAL_TEMPLATES])
     parser.add_argument("--cache", default=str(REPO / "out" / "quality-cache"), help="embedding cache folder")
+    parser.add_argument("--mix", nargs=2, action="append", metavar=("A", "B"), choices=[*TEMPLATES, *TRIAL_TEMPLATES],
+                        help="(repeatable) also score A and B combined: one vector, their weighted normalized sum (B's weight "
+                             f"{', '.join(map(str, MIX_WEIGHTS))}), and two vectors per statement (max similarity; "
+                             "reciprocal-rank fusion of the two rankings)")
     parser.add_argument("--json-out", help="write every cell here as JSON lines")
     parser.add_argument("--no-written", action="store_true",
                         help="leave out the written queries (a corpus other than the shared books and papers)")
@@ -257,6 +345,7 @@ def main() -> None:
                              "the exact-scan rule for small corpora")
     parser.add_argument("--summarize", metavar="JSONL", nargs="+",
                         help="print the markdown table of a --json-out file and the configuration chosen on tuning sets")
+    parser.add_argument("--repeat", type=int, default=3, help="--cost-only: timed runs per template, interleaved")
     parser.add_argument("--cost-only", type=int, metavar="N",
                         help="only time each model on N statements (statements/s) and the written queries (ms/query)")
     args = parser.parse_args()
@@ -309,45 +398,88 @@ def main() -> None:
         path.write_text(json.dumps(lexical[name]))
 
     out = open(args.json_out, "w", encoding="utf-8", buffering=1) if args.json_out else None   # line by line: a killed run keeps its cells
+    position = {d: i for i, d in enumerate(keep)}
     for model in args.model:
         query_prompt, document_prompt = default_prompts(model)
         encoder = Encoder(EncoderConfig(model=model, query_prompt=query_prompt, document_prompt=document_prompt))
-        for template in args.template:
-            texts = [representation_text(rows[d], template) for d in keep]
-            position = {d: i for i, d in enumerate(keep)}
+        store = VectorCache(cache, model)
+        built: dict[str, tuple[int, float, float]] = {}    # template -> (embedded now, wall s, CPU s)
+
+        def set_matrices(template: str) -> dict[str, np.ndarray]:
+            """set -> the template's unit vectors of the searched statements, with that set's text hidden."""
+            if template in matrices:
+                return matrices[template]
+            if template in COMPONENTS:
+                parts = [set_matrices(t) for t in COMPONENTS[template]]
+                matrices[template] = {name: combine([p[name] for p in parts], COMPONENT_WEIGHTS[template])
+                                      for name in sets}
+                return matrices[template]
+            texts = [text_of(rows[d], template) for d in keep]
             start, cpu_start = time.perf_counter(), time.process_time()
-            matrix, embedded = encode(encoder, texts, cache, f"{model}|{template}")
-            built, built_cpu = time.perf_counter() - start, time.process_time() - cpu_start
-            print(f"\n## {model}, {template}: embedded {len(keep)} statements in {built:.0f}s "
-                  f"(cached when ~0s); example: {texts[min(5, len(texts) - 1)][:160]!r}")
-            for name, (queries, _) in sets.items():
+            matrix, embedded = store.encode(encoder, texts)
+            built[template] = (embedded, time.perf_counter() - start, time.process_time() - cpu_start)
+            print(f"\n## {model}, {template}: embedded {embedded} of {len(keep)} statements "
+                  f"in {built[template][1]:.0f}s; example: {texts[min(5, len(texts) - 1)][:160]!r}")
+            out_sets = {}
+            for name in sets:
                 changed = variants[name]
-                m = matrix
-                docs = [d for d in sorted(changed) if representation_text(changed[d], template) != texts[position[d]]]
+                docs = [d for d in sorted(changed) if text_of(changed[d], template) != texts[position[d]]]
+                out_sets[name] = matrix
                 if docs:
-                    m = matrix.copy()
-                    m[[position[d] for d in docs]] = encode(
-                        encoder, [representation_text(changed[d], template) for d in docs], cache,
-                        f"{model}|{template}|{name}")[0]
+                    out_sets[name] = matrix.copy()
+                    out_sets[name][[position[d] for d in docs]] = store.encode(
+                        encoder, [text_of(changed[d], template) for d in docs])[0]
+            matrices[template] = out_sets
+            return out_sets
+
+        matrices: dict[str, dict[str, np.ndarray]] = {}
+        for t in dict.fromkeys([*args.template, *(t for pair in args.mix or [] for t in pair)]):
+            set_matrices(t)
+        # name -> (one matrix per set, or two: max similarity and rrf; the templates embedded for it)
+        representations = {t: ([matrices[t]], list(COMPONENTS.get(t, [t]))) for t in args.template}
+        for a, b in args.mix or []:
+            for w in MIX_WEIGHTS:
+                representations[f"{a}+{b} w={w:g}"] = (
+                    [{name: combine([matrices[a][name], matrices[b][name]], (1 - w, w)) for name in sets}], [a, b])
+            representations[f"{a} & {b}"] = ([matrices[a], matrices[b]], [a, b])   # two vectors per statement
+        for template, (per_set, embedded_templates) in representations.items():
+            costs = [built.get(t) for t in embedded_templates]
+            full = all(c and c[0] == len(keep) for c in costs)
+            build_rate = round(len(keep) / sum(c[1] for c in costs), 1) if full else None
+            build_cpu_rate = round(len(keep) / sum(c[2] for c in costs), 2) if full else None
+            for name, (queries, _) in sets.items():
                 start, cpu_start = time.perf_counter(), time.process_time()
-                qv = encoder.encode_queries([q.query for q in queries]).astype(np.float32)
-                qv /= np.maximum(np.linalg.norm(qv, axis=1, keepdims=True), 1e-12)
-                vector = [[keep[i] for i in np.argsort(-(m @ v), kind="stable")[:FUSION_DEPTH]] for v in qv]
+                qv = unit(encoder.encode_queries([q.query for q in queries]).astype(np.float32))
+                similarities = [matrix[name] @ qv.T for matrix in per_set]   # statements x queries, per matrix
+                firsts = {"vector": np.max(similarities, axis=0)} if len(per_set) == 1 else {
+                    "vector max": np.max(similarities, axis=0)}
+                ranked = {mode: [[keep[i] for i in np.argsort(-s[:, j], kind="stable")[:FUSION_DEPTH]]
+                                 for j in range(len(queries))] for mode, s in firsts.items()}
+                if len(per_set) > 1:
+                    each = [[[keep[i] for i in np.argsort(-s[:, j], kind="stable")[:FUSION_DEPTH]]
+                             for j in range(len(queries))] for s in similarities]
+                    ranked["vector rrf"] = [[d for d, _ in fuse(r)][:FUSION_DEPTH] for r in zip(*each)]
                 per_query_ms = 1000 * (time.perf_counter() - start) / len(queries)
                 per_query_cpu_ms = 1000 * (time.process_time() - cpu_start) / len(queries)
-                rankings = {"vector": vector, "lexical": lexical[name]}
+                first = next(iter(ranked))
+                rankings = {**ranked, "lexical": lexical[name]}
                 for w in WEIGHTS:
                     rankings[f"hybrid w={w:g}"] = [[d for d, _ in fuse([v, lx], weights=(1.0, w))]
-                                                   for v, lx in zip(vector, lexical[name])]
-                contexts = {d: context_of(changed.get(d, rows[d])) for ranked in rankings.values()
-                            for r in ranked for d in r[:RERANK_DEPTH]}
+                                                   for v, lx in zip(ranked[first], lexical[name])]
+                changed = variants[name]
+                contexts = {d: context_of(changed.get(d, rows[d])) for ranked_lists in rankings.values()
+                            for r in ranked_lists for d in r[:RERANK_DEPTH]}
+                rerank_cpu_ms = {}
                 for w in RERANK_WEIGHTS:
-                    for fused in ("hybrid w=0.5", "vector"):
+                    for fused in ("hybrid w=0.5", first):
+                        cpu_start = time.process_time()
                         rankings[f"{fused} +agree {w:g}"] = [
                             [d for d, _ in rerank_by_agreement(q.query, r[:RERANK_DEPTH],
                                                                [contexts[d] for d in r[:RERANK_DEPTH]], w)]
                             for q, r in zip(queries, rankings[fused])]
-                if args.index:
+                        rerank_cpu_ms[f"{fused} +agree {w:g}"] = 1000 * (time.process_time() - cpu_start) / len(queries)
+                if args.index and len(per_set) == 1:
+                    m = per_set[0][name]
                     index, theorem_of = indexed_copy(args.corpus, cache, model, {
                         rows[d]["theorem_id"]: m[i] for i, d in enumerate(keep)}, m.shape[1])
                     for probe_only in (True, False):
@@ -361,20 +493,22 @@ def main() -> None:
                             out.write(json.dumps({"set": name, "model": model, "template": template, "n": len(queries),
                                                   "index_against_exact": "probe" if probe_only else "rule",
                                                   **comparison}) + "\n")
-                for mode, ranked in rankings.items():
-                    ranks = [score(r, *g, rows) for r, g in zip(ranked, gold[name])]
+                for mode, ranked_lists in rankings.items():
+                    ranks = [score(r, *g, rows) for r, g in zip(ranked_lists, gold[name])]
                     th, pa = metrics([t for t, _ in ranks]), metrics([p for _, p in ranks])
                     cell = {"set": name, "model": model, "template": template, "mode": mode, "n": len(queries),
-                            "theorem": th, "paper": pa, "vector_ms_per_query": round(per_query_ms, 1),
+                            "theorem": th, "paper": pa, "theorem_ranks": [t for t, _ in ranks],
+                            "vector_ms_per_query": round(per_query_ms, 1),
                             "lexical_ms_per_query": lexical_ms.get(name),
                             "vector_cpu_ms_per_query": round(per_query_cpu_ms, 1),
                             "lexical_cpu_ms_per_query": lexical_cpu_ms.get(name),
-                            "build_statements_per_s": round(embedded / built, 1) if embedded == len(keep) else None,
-                            "build_statements_per_cpu_s": round(embedded / built_cpu, 2) if embedded == len(keep) else None}
+                            "rerank_cpu_ms_per_query": round(rerank_cpu_ms[mode], 2) if mode in rerank_cpu_ms else None,
+                            "build_statements_per_s": build_rate, "build_statements_per_cpu_s": build_cpu_rate}
                     if out:
                         out.write(json.dumps(cell) + "\n")
-                    print(f"{name:18s} {mode:14s} theorem " + " ".join(f"{k} {v:.3f}" for k, v in th.items())
-                          + " | paper " + " ".join(f"{k} {v:.3f}" for k, v in pa.items()))
+                    print(f"{name:18s} {template:24s} {mode:18s} theorem "
+                          + " ".join(f"{k} {v:.3f}" for k, v in th.items())
+                          + " | paper " + " ".join(f"{k} {v:.3f}" for k, v in pa.items()), flush=True)
     if out:
         out.close()
 

@@ -9,7 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from transforms.embed import EmbedConfig, EmbedStatements, Encoder, default_prompts, model_dimension
-from transforms.embed.representation import CONTEXT, representation_text
+from transforms.embed.representation import BLEND, CONTEXT, PLAIN, combine, representation_text
 from transforms.embed.transform import _FailedBatch
 
 ROWS = [
@@ -81,6 +81,26 @@ def test_context_template_embeds_paper_section_and_heading_before_the_body(tmp_p
     assert np.allclose(rows["t1"]["embedding"], encoder.encode_documents([expected])[0], atol=1e-4)
     with pytest.raises(ValueError, match="--embed-template"):
         EmbedConfig(template="nope")
+
+
+def test_blend_template_embeds_the_weighted_normalized_sum_of_the_plain_and_context_vectors(tmp_path, encoder):
+    row = {"theorem_id": "t1", "paper_id": "p", "title": "Monotone convergence", "display_name": "Theorem",
+           "section_path": ["Sequences"], "_paper_title": "Real Analysis",
+           "statement_text": "Every bounded monotone sequence of reals converges.", "description": None}
+    texts = [representation_text(row, PLAIN), representation_text(row, CONTEXT)]
+    assert texts[0] != texts[1]
+    config = EmbedConfig.from_options(PipelineOptions(["--embed-template", BLEND, "--embed-statements"]))
+    assert config.manifest()["template"] == BLEND and "normalized sum of 0.2 x" in config.manifest()["embedded_text"]
+    rows, failures = run_embed([row, ROWS[2]], config, tmp_path)
+    plain, context, statement = encoder.encode_documents(texts + [row["statement_text"]])
+    stored = np.array(rows["t1"]["embedding"])
+    blended = 0.2 * plain + 0.8 * context
+    assert np.allclose(stored, blended / np.linalg.norm(blended), atol=1e-4)
+    assert stored @ plain < 0.9999 and stored @ context < 0.9999   # neither component alone
+    assert np.allclose(rows["t1"]["statement_embedding"], statement, atol=1e-4)
+    assert rows["t3"]["embedding"] is None and [f["error_class"] for f in failures] == ["empty-text"]
+    weighted = combine([np.array([1.0, 0.0]), np.array([0.0, 2.0])], (0.25, 0.75))
+    assert np.allclose(weighted, np.array([1.0, 3.0]) / np.sqrt(10))
 
 
 def test_manifest_records_what_search_needs():

@@ -81,3 +81,40 @@ def test_eval_by_labels_on_pipeline_output(built, tmp_path, capfd):
     assert report["unresolved"] == 0
     assert report["modes"]["hybrid"]["theorem"]["hit@10"] == 1.0
     assert report["modes"]["vector"]["paper"]["hit@1"] == 1.0
+
+
+@pytest.mark.slow
+def test_blend_template_vectors_reach_search_and_the_index(tmp_path, capfd):
+    """`--embed-template blend-v1`: the stored vector is the blend of two texts; search, before and after
+    `thmforge index`, finds each statement by its own plain text with the score of the blended vector
+    (below 1: the stored vector is not that text's alone)."""
+    import numpy as np
+
+    from transforms.embed import Encoder, EmbedConfig
+    from transforms.embed.representation import BLEND, COMPONENT_WEIGHTS, PLAIN, combine
+
+    project = tmp_path / "short-notes"
+    project.mkdir()
+    (project / "notes.tex").write_text(NOTES)
+    out = tmp_path / "out"
+    assert main(["build-corpus", "--source", "latex-project", "--input", str(project), "--output", str(out),
+                 "--embed-template", BLEND, "--preset", "local", "--no-progress"]) == 0
+    assert json.loads((out / "manifest.json").read_text())["embedding"]["template"] == BLEND
+    capfd.readouterr()
+    assert main(["sql", str(out), "-c", "SELECT t.statement_text, t.description, t.title, t.display_name, t.number, "
+                 "t.section_path, p.title AS paper_title FROM theorems t JOIN papers p USING (paper_id) "
+                 "ORDER BY ordinal", "--format", "json"]) == 0
+    rows = [json.loads(line) for line in capfd.readouterr().out.splitlines()]
+    encoder = Encoder(EmbedConfig().encoder_config())
+    plain = encoder.encode_documents([representation_text(r, PLAIN) for r in rows])
+    context = encoder.encode_documents([representation_text(r, CONTEXT, r["paper_title"]) for r in rows])
+    expected = np.sum(combine([plain, context], COMPONENT_WEIGHTS[BLEND]) * plain, axis=1)   # blended . plain query
+    assert all(0.8 < e < 0.999 for e in expected)
+    for indexed in (False, True):
+        if indexed:
+            assert main(["index", str(out)]) == 0
+        for row, score in zip(rows, expected):
+            capfd.readouterr()
+            assert main(["search", str(out), representation_text(row, PLAIN), "-k", "1", "--format", "json"]) == 0
+            hit = json.loads(capfd.readouterr().out)[0]
+            assert hit["snippet"] == row["statement_text"] and hit["score"] == pytest.approx(score, abs=2e-3)

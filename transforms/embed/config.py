@@ -9,7 +9,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from transforms.embed.encoder import DEFAULT_MODEL, Encoder, EncoderConfig, model_dimension
 from transforms.embed.options import add_embed_arguments
-from transforms.embed.representation import CONTEXT, TEMPLATE_TEXT, TEMPLATES
+from transforms.embed.representation import DEFAULT_TEMPLATE, TEMPLATE_TEXT, TEMPLATES
 
 RETRIEVAL_INSTRUCTION = ("Given an informal description of a mathematical result, "
                          "retrieve the theorem statement that matches it")
@@ -52,7 +52,7 @@ class EmbedConfig:
     share_across_processes: bool = False
     batches_per_call: int = 16                    # model batches per RunInference call (sorted by length together)
     progress: bool = False                        # progress of the embedding on stderr
-    template: str = CONTEXT                       # the representation embedded (transforms/embed/representation.py)
+    template: str = DEFAULT_TEMPLATE              # the representation embedded (transforms/embed/representation.py)
 
     def __post_init__(self):
         if self.batch_size < 1:

@@ -1,7 +1,8 @@
 """A RunInference model handler for sentence-transformers over theorem rows.
 
 One RunInference batch (`rows_per_call` rows, many model batches) becomes one `encode` call
-(descriptions, plus statements when asked). `encode` sorts its texts by length before cutting model
+(each row's template texts, plus statements when asked); a summed template's vector is the
+normalized weighted sum of its components' vectors. `encode` sorts its texts by length before cutting model
 batches, so a wide window pads little: the Beam path does the work of a plain `encode` loop. The model is loaded
 once per worker process (RunInference's shared handle), or once per machine when configured.
 """
@@ -12,7 +13,7 @@ from typing import Any, Iterable, Optional, Sequence
 from apache_beam.ml.inference.base import ModelHandler, PredictionResult
 
 from transforms.embed.encoder import Encoder
-from transforms.embed.representation import representation_text
+from transforms.embed.representation import COMPONENT_WEIGHTS, COMPONENTS, combine, component_texts
 
 
 def statement_text(row: dict) -> str:
@@ -31,12 +32,17 @@ class SentenceTransformerRowHandler(ModelHandler[dict, PredictionResult, Encoder
 
     def run_inference(self, batch: Sequence[dict], model: Encoder,
                       inference_args: Optional[dict[str, Any]] = None) -> Iterable[PredictionResult]:
-        texts = [representation_text(row, self.config.template) for row in batch]
+        parts = len(COMPONENTS.get(self.config.template, (self.config.template,)))
+        texts = [text for row in batch for text in component_texts(row, self.config.template)]
         if self.config.embed_statements:
             texts += [statement_text(row) for row in batch]
         vectors = model.encode_documents(texts)
         n = len(batch)
-        return [PredictionResult(example=row, inference=(vectors[i], vectors[n + i] if n < len(vectors) else None),
+        documents = vectors[:n * parts].reshape(n, parts, -1)
+        embeddings = documents[:, 0] if parts == 1 else combine(
+            [documents[:, i] for i in range(parts)], COMPONENT_WEIGHTS[self.config.template])
+        return [PredictionResult(example=row, inference=(embeddings[i], vectors[n * parts + i]
+                                                         if n * parts < len(vectors) else None),
                                  model_id=self.config.model)
                 for i, row in enumerate(batch)]
 
@@ -47,4 +53,4 @@ class SentenceTransformerRowHandler(ModelHandler[dict, PredictionResult, Encoder
         return self.config.share_across_processes
 
     def get_num_bytes(self, batch: Sequence[dict]) -> int:
-        return sum(len(representation_text(row, self.config.template)) for row in batch)
+        return sum(len(text) for row in batch for text in component_texts(row, self.config.template))

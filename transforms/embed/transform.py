@@ -12,7 +12,7 @@ from apache_beam.metrics import Metrics
 
 from transforms.describe.records import failure_record
 from transforms.embed.config import EmbedConfig
-from transforms.embed.representation import representation_text
+from transforms.embed.representation import component_texts
 from transforms.progress import Progress
 
 NAMESPACE = "thmforge.embed"
@@ -30,7 +30,7 @@ class _SplitEmpty(beam.DoFn):
         self.empty = Metrics.counter(NAMESPACE, "empty_text")
 
     def process(self, row: dict):
-        if representation_text(row, self.template):
+        if component_texts(row, self.template):
             yield row
         else:
             self.empty.inc()

@@ -100,13 +100,15 @@ def write_parquet(table: Table, papers: Iterable[list[Mapping[str, Any]]], sink)
     column holding nulls (statements without an embedding) when it is; readers get a plain list
     and the DuckDB views cast it back to FLOAT[dim].
     """
-    written = 0
+    written = waiting_bytes = 0
     waiting: list[pa.Table] = []
     with pq.ParquetWriter(sink, table.file_schema, compression="zstd", store_schema=False) as writer:
         for rows in papers:
             waiting.append(table.to_arrow(sorted_rows(table.name, rows)))
-            if sum(t.nbytes for t in waiting) >= ROW_GROUP_BYTES:
+            waiting_bytes += waiting[-1].nbytes      # a running total: a sum over `waiting` is quadratic
+            if waiting_bytes >= ROW_GROUP_BYTES:
                 written += _write_group(writer, waiting)
+                waiting_bytes = 0
         written += _write_group(writer, waiting)
     return written
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import time
-from typing import Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -128,23 +128,26 @@ class ReadSubmissions(beam.PTransform):
         return work, failures
 
 
-def read_paper_dois(path: str) -> list[tuple[str, str]]:
-    """(DOI, paper id) for every DOI of every paper of one papers file."""
-    return [(doi, row["paper_id"]) for row in staging.read_columns([path], ["paper_id", "doi"])
-            for doi in doi_keys(row["doi"])]
+def read_paper_dois(path: str) -> Iterator[tuple[str, str]]:
+    """(DOI, paper id) for every DOI of every paper of one papers file, read a batch at a time."""
+    for row in staging.iter_columns([path], ["paper_id", "doi"]):
+        for doi in doi_keys(row["doi"]):
+            yield doi, row["paper_id"]
 
 
-def read_cited_dois(path: str, cited: Mapping[str, object]) -> list[tuple[str, str]]:
+def read_cited_dois(path: str, cited: Mapping[str, object]) -> Iterator[tuple[str, str]]:
     """`read_paper_dois` of one papers file, only the DOIs in `cited`."""
-    return [pair for pair in read_paper_dois(path) if pair[0] in cited]
+    return (pair for pair in read_paper_dois(path) if pair[0] in cited)
 
 
 class CitedPapersByDoi(beam.PTransform):
-    """{"edges", "papers"} -> the edges, a cite edge naming a DOI now with `dst_paper_id` when a
-    paper of this run or of `known_papers` files carries that DOI (a keyed join, no lookup table).
+    """{"edges", "papers"} -> the edges as two PCollections (cite edges that went through the join,
+    every other edge), a cite edge naming a DOI now with `dst_paper_id` when a paper of this run or
+    of `known_papers` files carries that DOI (a keyed join, no lookup table).
 
     Of the `known_papers` (the corpus so far) only the DOIs this run's edges cite reach the join
-    (they are a side input of the reading step), so the join follows the run, not the corpus.
+    (they are a side input of the reading step), so the join follows the run, not the corpus. The
+    two parts are not flattened: `WriteTable` spills each where it is made (see there).
     """
 
     def __init__(self, known_papers: tuple[str, ...]):
@@ -168,7 +171,7 @@ class CitedPapersByDoi(beam.PTransform):
                     | "JoinDois" >> beam.CoGroupByKey()
                     | "FillPaper" >> beam.FlatMap(lambda kv: [with_cited_paper(e, kv[1]["paper"])
                                                               for e in kv[1]["edge"]]))
-        return (resolved, rest) | "Edges" >> beam.Flatten()
+        return resolved, rest
 
 
 class BuildCorpus(beam.PTransform):
@@ -204,8 +207,7 @@ class BuildCorpus(beam.PTransform):
             "theorems": (theorems
                          | "CountEmbedded" >> beam.Map(_count_embedded)
                          | "WriteTheorems" >> WriteTable(theorem_table, staged, cfg.files_per_partition)),
-            "failures": (tuple(failures) | "AllFailures" >> beam.Flatten()
-                         | "WriteFailures" >> WriteTable(FAILURES, staged)),
+            "failures": tuple(failures) | "WriteFailures" >> WriteTable(FAILURES, staged),
             "edges": ({"edges": extracted[corpus.EDGES_TAG], "papers": papers}
                       | "CitedPapers" >> CitedPapersByDoi(cfg.known_papers)
                       | "WriteEdges" >> WriteTable(EDGES, staged, cfg.files_per_partition)),
@@ -224,13 +226,13 @@ def stage_configs(options: PipelineOptions, output: str, embed_model: Optional[s
 
 
 def describe_totals(theorem_files: list[str], failure_files: list[str], results: list) -> dict:
-    """The describer's manifest figures: what the generation's table holds, and what this run's
-    pipelines (one per wave) paid."""
+    """The describer's manifest figures: what the generation's table holds (counted a batch at a
+    time: the descriptions are never all in memory), and what this run's pipelines (one per wave) paid."""
     from transforms.describe import summarize, totals_from_metrics
 
-    rows = staging.read_columns(theorem_files,
+    rows = staging.iter_columns(theorem_files,
                                 ["description", "description_input_tokens", "description_output_tokens"])
-    failures = [f for f in staging.read_columns(failure_files, ["stage", "error_class"]) if f["stage"] == "describe"]
+    failures = (f for f in staging.iter_columns(failure_files, ["stage", "error_class"]) if f["stage"] == "describe")
     paid: collections.Counter = collections.Counter()
     for result in results:
         paid.update(totals_from_metrics(result))

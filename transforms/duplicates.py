@@ -203,6 +203,30 @@ def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, li
     return accounting
 
 
+def _theorem_ids(paths: Iterable[str]) -> set[str]:
+    return {row["theorem_id"] for row in staging.iter_columns(paths, ["theorem_id"])}
+
+
+def _gone_theorem_ids(output: str, replaced: set[str], committed_theorems: list[str],
+                      staged_theorems: list[str]) -> set[str]:
+    """The theorem ids of the `replaced` inputs' committed files that no staged file holds. Compared
+    one input at a time (a paper may move to another input, so what one input lost is then looked
+    for in every staged file): memory holds one input's ids and the candidates, not the run's ids."""
+    staged_by_group: dict[str, list[str]] = {}
+    for path in staged_theorems:
+        staged_by_group.setdefault(staging.group_of_file(path), []).append(path)
+    committed_by_group: dict[str, list[str]] = {}
+    for relative in committed_theorems:
+        if staging.group_of_file(relative) in replaced:
+            committed_by_group.setdefault(staging.group_of_file(relative), []).append(files.join(output, relative))
+    candidates: set[str] = set()
+    for group, paths in sorted(committed_by_group.items()):
+        candidates |= _theorem_ids(paths) - _theorem_ids(staged_by_group.get(group, []))
+    for row in staging.iter_columns(staged_theorems if candidates else [], ["theorem_id"]):
+        candidates.discard(row["theorem_id"])
+    return candidates
+
+
 def drop_stale_link_edges(output: str, replaced: Iterable[str], committed: Mapping[str, list[str]]) -> list[str]:
     """Stage the link groups whose edges name a theorem id of the `replaced` inputs' committed files
     that their staged files no longer hold, without those edges; returns the link groups rewritten
@@ -213,11 +237,7 @@ def drop_stale_link_edges(output: str, replaced: Iterable[str], committed: Mappi
                   if staging.group_of_file(f).startswith(LINK_GROUP_PREFIX) and staging.group_of_file(f) not in replaced]
     if not link_files:
         return []
-    before = {row["theorem_id"] for row in staging.read_columns(
-        [files.join(output, f) for f in committed.get(THEOREMS.name, []) if staging.group_of_file(f) in replaced],
-        ["theorem_id"])}
-    after = {row["theorem_id"] for row in staging.read_columns(staged_theorems, ["theorem_id"])}
-    gone = before - after
+    gone = _gone_theorem_ids(output, replaced, committed.get(THEOREMS.name, []), staged_theorems)
     if not gone:
         return []
     by_group: dict[str, list[str]] = {}

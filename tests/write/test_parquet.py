@@ -167,3 +167,25 @@ def test_manifest_counts_come_from_the_tables(tmp_path):
     assert counts["by_kind"] == {"lemma": 1, "theorem": 1}
     assert counts["failures_by_reason"] == {"unsafe-member": 1}
     assert counts["by_bundle"] == {"/in/arXiv_src_2101_001.tar": {"ok": 1, "failed": 0, "skipped": 1}}
+
+
+def test_a_tuple_of_row_collections_is_spilled_where_each_is_made(tmp_path):
+    """Rows of a table made by two steps: the same file as one collection of all of them, and each
+    part spilled in its producer's fused stage (a Flatten of the rows would make the FnApiRunner
+    buffer them whole until the writer's stage)."""
+    first = [theorem("arxiv:b", 1), theorem("arxiv:a", 0)]
+    second = [theorem("arxiv:a", 1), theorem("arxiv:c", 0)]
+    staged = staging.staging_dir(str(tmp_path))
+    pipeline = beam.Pipeline(options=LOCAL)
+    _ = ((pipeline | "First" >> beam.Create(first), pipeline | "Second" >> beam.Create(second))
+         | "WriteTheorems" >> WriteTable(THEOREMS, staged))
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    _, stages = FnApiRunner().create_stages(pipeline.to_runner_api())
+    names = [{t.unique_name for t in stage.transforms} for stage in stages]
+    for producer, spill in (("First", "WriteTheorems/Spill0"), ("Second", "WriteTheorems/Spill1")):
+        assert any(any(n.startswith(producer) for n in stage) and spill in stage for stage in names), producer
+    pipeline.run().wait_until_finish()
+    (written,) = list_files(staged, ".parquet")
+    with open(written, "rb") as handle:
+        assert handle.read() == parquet_bytes(THEOREMS, first + second)

@@ -78,3 +78,40 @@ def test_rewrite_copies_an_unchanged_file_and_deletes_an_emptied_one(tmp_path):
     duplicates._rewrite_file(THEOREMS, str(source), str(emptied), lambda rs: [], {}, copy_unchanged=True)
     assert copied.read_bytes() == source.read_bytes()
     assert not emptied.exists()
+
+
+def test_describer_totals_hold_a_batch_not_the_table(tmp_path):
+    """The manifest's describer figures count 20 MB of descriptions a batch at a time."""
+    from pipelines.corpus import describe_totals
+
+    rows = [{**theorem(f"arxiv:{p:03d}", o), "description": f"{p}" + "d" * 1000, "description_input_tokens": 3,
+             "description_output_tokens": 2 if o % 4 else None} for p in range(200) for o in range(100)]
+    path = tmp_path / "theorems.parquet"
+    path.write_bytes(parquet_bytes(THEOREMS, rows))
+    failures = tmp_path / "failures.parquet"
+    failures.write_bytes(parquet_bytes(FAILURES, [{**failure("arxiv:x", "llm-error"), "stage": "describe"},
+                                                  failure("arxiv:y", "bad-line")]))
+    del rows
+    tracemalloc.start()
+    totals = describe_totals([str(path)], [str(failures)], [])
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert totals == {"statements": 20_000, "described": 20_000, "failed": 0, "input_tokens": 60_000,
+                      "output_tokens": 30_000, "failed_by_reason": {"llm-error": 1}}
+    assert peak < 5_000_000
+
+
+def test_theorem_ids_gone_are_those_no_staged_file_holds(tmp_path):
+    """A paper that moved from one input's committed file to another input's staged file keeps its
+    theorem ids: only the ids no staged file holds are gone."""
+    def write(path, rows):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(parquet_bytes(THEOREMS, rows))
+        return str(path)
+
+    committed_a = write(tmp_path / "theorems/part-A-00000-0123456789abcdef.parquet",
+                        [theorem("arxiv:moved", 0), theorem("arxiv:renumbered", 0), theorem("arxiv:kept", 0)])
+    staged = [write(tmp_path / "s/theorems/part-A-00000.parquet", [theorem("arxiv:kept", 0), theorem("arxiv:renumbered", 1)]),
+              write(tmp_path / "s/theorems/part-B-00000.parquet", [theorem("arxiv:moved", 0)])]
+    gone = duplicates._gone_theorem_ids(str(tmp_path), {"A", "B"}, [committed_a[len(str(tmp_path)) + 1:]], staged)
+    assert gone == {"arxiv:renumbered#0"}

@@ -29,7 +29,7 @@ import collections
 import json
 import posixpath
 import re
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
@@ -37,7 +37,7 @@ from apache_beam.io.filesystems import FileSystems
 from schemas import EDGES, FAILURES, PAPERS, THEOREMS
 from transforms.write import files
 from transforms.write.files import list_files, read_bytes, replace_bytes
-from transforms.write.parquet import SPILL
+from transforms.write.parquet import SPILL, SPILL_ROWS
 
 STAGING = "_staging"
 ACCOUNTING = "_inputs"
@@ -127,13 +127,18 @@ def read_accounting(output: str, groups: Iterable[str]) -> dict[str, dict]:
 
 # ------------------------------------------------------------------------------------- reading
 
-def read_columns(paths: Iterable[str], columns: list[str]) -> list[dict]:
-    """The given columns of several Parquet files as one list of dicts."""
-    rows = []
+def iter_columns(paths: Iterable[str], columns: list[str], batch_rows: int = SPILL_ROWS) -> Iterator[dict]:
+    """The given columns of several Parquet files, one dict a row, read `batch_rows` rows at a time:
+    a step that counts or filters them holds a batch, not a table."""
     for path in paths:
         with FileSystems.open(path) as handle:
-            rows.extend(pq.read_table(handle, columns=columns).to_pylist())
-    return rows
+            for batch in pq.ParquetFile(handle).iter_batches(batch_size=batch_rows, columns=columns):
+                yield from batch.to_pylist()
+
+
+def read_columns(paths: Iterable[str], columns: list[str]) -> list[dict]:
+    """The given columns of several Parquet files as one list of dicts."""
+    return list(iter_columns(paths, columns))
 
 
 def _parquet_rows(path: str) -> int:
@@ -172,13 +177,13 @@ def check_accounting(output: str, accounting: dict[str, dict]) -> dict[str, dict
     for path in list_files(files.join(staging, PAPERS.name), ".parquet"):
         if group_of_file(path) in per_group:
             counts = per_group[group_of_file(path)]
-            for row in read_columns([path], ["status", "n_statements"]):
+            for row in iter_columns([path], ["status", "n_statements"]):
                 counts[row["status"]] += 1
                 counts["statements_expected"] += row["n_statements"] or 0
     for path in list_files(files.join(staging, FAILURES.name), ".parquet"):
         if group_of_file(path) in per_group:
             per_group[group_of_file(path)]["duplicates"] += sum(
-                1 for row in read_columns([path], ["error_class"]) if row["error_class"] == DUPLICATE)
+                1 for row in iter_columns([path], ["error_class"]) if row["error_class"] == DUPLICATE)
     for path in list_files(files.join(staging, THEOREMS.name), ".parquet"):
         if group_of_file(path) in per_group:
             per_group[group_of_file(path)]["statements_written"] += _parquet_rows(path)

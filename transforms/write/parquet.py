@@ -100,13 +100,15 @@ def write_parquet(table: Table, papers: Iterable[list[Mapping[str, Any]]], sink)
     column holding nulls (statements without an embedding) when it is; readers get a plain list
     and the DuckDB views cast it back to FLOAT[dim].
     """
-    written = 0
+    written = waiting_bytes = 0
     waiting: list[pa.Table] = []
     with pq.ParquetWriter(sink, table.file_schema, compression="zstd", store_schema=False) as writer:
         for rows in papers:
             waiting.append(table.to_arrow(sorted_rows(table.name, rows)))
-            if sum(t.nbytes for t in waiting) >= ROW_GROUP_BYTES:
+            waiting_bytes += waiting[-1].nbytes      # a running total: a sum over `waiting` is quadratic
+            if waiting_bytes >= ROW_GROUP_BYTES:
                 written += _write_group(writer, waiting)
+                waiting_bytes = 0
         written += _write_group(writer, waiting)
     return written
 
@@ -271,6 +273,11 @@ class WriteTable(beam.PTransform):
     file, so no step holds a table (or an input's share of it): memory is bounded by one paper's
     rows, however large the input. Keys other stages add for their own use (transient context) are
     not columns and are dropped.
+
+    The rows may come as a tuple of PCollections: each is spilled in the step that makes it and only
+    the addresses are flattened. A Flatten of the rows themselves would not be: a runner that does
+    not fuse it with every producer (the FnApiRunner) buffers the flattened rows whole, in memory,
+    until the writer's step runs.
     """
 
     def __init__(self, table: Table, staging: str, shards: int = 1):
@@ -281,11 +288,16 @@ class WriteTable(beam.PTransform):
         self.spill = f"{staging.rstrip('/')}/{SPILL}/{table.name}-{uuid.uuid4().hex[:12]}"
 
     def expand(self, rows):
-        written = (rows
-                   | "Spill" >> beam.ParDo(_SpillRows(self.table, self.spill, self.shards))
+        spill = _SpillRows(self.table, self.spill, self.shards)
+        if isinstance(rows, tuple):
+            addresses = (tuple(part | f"Spill{n}" >> beam.ParDo(spill) for n, part in enumerate(rows))
+                         | "Addresses" >> beam.Flatten())
+        else:
+            addresses = rows | "Spill" >> beam.ParDo(spill)
+        written = (addresses
                    | "GroupByFile" >> beam.GroupByKey()
                    | "Write" >> beam.ParDo(_WritePart(self.table, self.staging)))
-        _ = (rows.pipeline
+        _ = (addresses.pipeline
              | "SpillDir" >> beam.Create([self.spill])
              | "DropSpill" >> beam.Map(_drop_spill, written=beam.pvalue.AsList(written)))
         return written

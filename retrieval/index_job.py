@@ -172,7 +172,7 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
         quantizer = quantizer_path.read_bytes() if quantizer_path.is_file() else None
         total_rows = sum(s.rows for s in shards)
         lists = vector_index.list_count(total_rows)
-        fraction = min(1.0, lists * vector_index.TRAIN_PER_LIST / max(1, total_rows))
+        fraction = min(1.0, vector_index.train_sample_rows(lists) / max(1, total_rows))
         pipeline = beam.Pipeline(options=options)
         _ = pipeline | "BuildVectorShards" >> BuildVectorShards(root, directory, column, shards, to_encode,
                                                                  quantizer, fraction, lists)

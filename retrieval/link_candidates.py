@@ -19,6 +19,7 @@ from retrieval.search import REPRESENTATIONS
 
 SLACK = 0.01          # shortlist below the threshold too: the index's stored vectors are float32 copies
 MAX_SHORTLIST = 65_536
+FIRST_SHORTLIST = 200  # the first ask per query (search re-scores more); widened when full of matches
 INDEX_FROM_ROWS = 10_000   # `--embedding-search auto` uses the index from this many rows (measured crossover)
 PQ_MARGIN = 0.2       # PQ scores of 48-byte codes run low (at 20k rows, cosine >= 0.75: by 0.03 typically, 0.15 at most)
 
@@ -27,7 +28,7 @@ class IndexNeighbours:
     """Picklable (paths only); opens the index memory-mapped on first use in each worker."""
 
     def __init__(self, root: str, representation: str, threshold: float, rows: int,
-                 shortlist: int = vector_index.SHORTLIST):
+                 shortlist: int = FIRST_SHORTLIST):
         self.root = root
         self.rows = rows
         self.representation = representation

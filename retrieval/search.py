@@ -89,16 +89,18 @@ def materialize(con: duckdb.DuckDBPyConnection, *, theorems: str = "theorems", d
     doc = doc or "(row_number() OVER (ORDER BY t.theorem_id, t.paper_id, t.source) - 1)::INTEGER"
     con.execute(f"""
         CREATE OR REPLACE {"TABLE" if persistent else "TEMP TABLE"} search_corpus AS
-        WITH p AS (
-            SELECT * FROM papers QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY source_id) = 1
+        WITH p AS (     -- what comes from the paper, computed once a paper rather than once a statement
+            SELECT paper_id, url, title, coalesce(authors, []) AS authors,
+                   lower(array_to_string(coalesce(authors, []), ' | ')) AS authors_key,
+                   list_distinct(list_concat(coalesce(categories, []),
+                                 list_transform(coalesce(categories, []), lambda c: split_part(c, '.', 1)))) AS category_keys
+            FROM papers QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY source_id) = 1
         ), u AS ({uses})
         SELECT {doc} AS doc,
                t.theorem_id, t.paper_id, t.source, t.year, t.kind, t.display_name, t.number, t.title,
                t.label, t.tag, t.statement_text, t.description,
                coalesce(t.url, p.url) AS url, p.title AS paper_title, coalesce(p.authors, []) AS authors,
-               lower(array_to_string(coalesce(p.authors, []), ' | ')) AS authors_key,
-               list_distinct(list_concat(coalesce(p.categories, []),
-                             list_transform(coalesce(p.categories, []), lambda c: split_part(c, '.', 1)))) AS category_keys,
+               coalesce(p.authors_key, '') AS authors_key, coalesce(p.category_keys, []) AS category_keys,
                coalesce(t.statement_text, t.statement_latex, '') AS snippet_text,
                coalesce(u.used_by, 0)::INTEGER AS used_by,
                -- the text describer's description already holds title and statement: index it once

@@ -1,11 +1,12 @@
 """Search modes, filters and model checks over a small corpus with real embeddings."""
 import json
 
+import duckdb
 import pytest
 
 from retrieval.catalog import open_catalog
 from retrieval.filters import make_filters, parse_year_range, where_sql
-from retrieval.search import Searcher, fuse, snippet
+from retrieval.search import Searcher, fuse, materialize, snippet
 from schemas.errors import UsageError
 
 from query_corpus import STATEMENTS, write_corpus
@@ -227,3 +228,23 @@ def test_a_theorem_stored_twice_gets_one_vector_per_row(tmp_path, encoder):
     assert searcher._vectors.rows == 2 * len(STATEMENTS)
     assert len({(h.theorem_id, h.rank) for h in hits}) == 6
     assert hits[0].theorem_id == hits[1].theorem_id and hits[0].score == pytest.approx(hits[1].score)
+
+
+def test_search_table_takes_paper_fields_once_a_paper_and_defaults_without_one():
+    """materialize computes authors_key and category_keys per paper; a statement whose paper is
+    missing gets empty ones, not NULL."""
+    con = duckdb.connect()
+    con.execute("""CREATE TABLE papers AS SELECT * FROM (VALUES
+        ('p1', 's1', 'u1', 'Paper one', ['Ada Lovelace', 'Emmy Noether'], ['math.AG', 'math.NT']),
+        ('p1', 's2', 'u2', 'Duplicate', ['Nobody'], ['cs.DS'])) v(paper_id, source_id, url, title, authors, categories)""")
+    con.execute("""CREATE TABLE theorems AS SELECT * FROM (VALUES
+        ('p1#1', 'p1', 'arxiv', 2020, 'lemma', NULL, '1', NULL, NULL, NULL, 'A statement.', 'A statement.', NULL, NULL::VARCHAR),
+        ('p9#1', 'p9', 'arxiv', 2021, 'theorem', 'Theorem', '2', 'T', 'l', 't', 'Another.', NULL, 'u9', 'x'))
+        v(theorem_id, paper_id, source, year, kind, display_name, number, title, label, tag, statement_text,
+          description, url, statement_latex)""")
+    assert materialize(con) == 2
+    rows = con.execute("SELECT theorem_id, url, paper_title, authors, authors_key, category_keys, lexical_text "
+                       "FROM search_corpus ORDER BY theorem_id").fetchall()
+    assert rows[0][:5] == ('p1#1', 'u1', 'Paper one', ['Ada Lovelace', 'Emmy Noether'], 'ada lovelace | emmy noether')
+    assert sorted(rows[0][5]) == ['math', 'math.AG', 'math.NT'] and rows[0][6] == 'A statement. Paper one'
+    assert rows[1][1:6] == ('u9', None, [], '', [])

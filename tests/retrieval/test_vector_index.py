@@ -97,15 +97,41 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
                 assert len(set(d for d, _ in got) & set(d for d, _ in want)) >= 8
 
 
+def test_lists_and_training_sample_follow_the_corpus_size():
+    """2 sqrt(rows) lists (a power of two, at most MAX_LISTS); the sample trains both the lists and the PQ."""
+    assert [vector_index.list_count(n) for n in (12_000, 100_000, 1_000_000, 10_000_000)] == [128, 512, 1024, 4096]
+    assert vector_index.train_sample_rows(128) == 256 * vector_index.PQ_TRAIN_PER_CENTROID
+    assert vector_index.train_sample_rows(1024) == 1024 * vector_index.TRAIN_PER_LIST
+    assert [vector_index.shortlist_size(n) for n in (20_000, 100_000, 400_000, 10_000_000)] == [400, 400, 800, 1000]
+
+
+def test_shard_codes_equal_faiss_default_encoding(synthetic_corpus):
+    """encode_shard uses the PQ's transposed centroids (faster); the codes must be faiss's own."""
+    import faiss
+
+    directory = synthetic_corpus / "index" / "description"
+    quantizer = (directory / vector_index.QUANTIZER).read_bytes()
+    shard = vector_index.shards_of(json.loads((synthetic_corpus / "index" / "plan.json").read_text()))[0]
+    path = str(synthetic_corpus / shard.file)
+    lists, _, encoded = vector_index.encode_shard(quantizer, path, "embedding", shard.base)
+    present, matrix = vector_index.read_vectors(path, "embedding")
+    plain = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))
+    plain.add_with_ids(matrix, (present + shard.base).astype(np.int64))
+    writer = faiss.VectorIOWriter()
+    faiss.write_InvertedLists(plain.invlists, writer)
+    assert encoded == len(present) > 0 and "PQ" in type(plain).__name__
+    assert lists == faiss.vector_to_array(writer.data).tobytes()
+
+
 def test_a_corpus_under_the_exact_scan_threshold_is_searched_exactly(synthetic_corpus):
-    """12,000 rows: the probe (48 of its lists) misses some of a query's 50 nearest rows; at this size the
-    exact scan costs no more, so an unfiltered search is the exact answer."""
+    """12,000 rows: a probe of part of its lists misses some of a query's 50 nearest rows; at this size
+    the exact scan costs no more, so an unfiltered search is the exact answer."""
     index = Searcher(open_catalog(str(synthetic_corpus)))._vector_index()
     assert index.doc_limit == 12_000 <= index.exact_filter_rows
     queries = vector_index.unit_rows(np.random.default_rng(5).standard_normal((20, 16)).astype(np.float32))
     exact = [index.exact(q, 50) for q in queries]
     assert [index.search(q, 50) for q in queries] == exact
-    index.exact_filter_rows = 0
+    index.exact_filter_rows, index.nprobe = 0, index.nlist // 8
     probed = [[d for d, _ in index.search(q, 50)] for q in queries]
     assert vector_index.recall_at_k(probed, [[d for d, _ in e] for e in exact], 50) < 1
 

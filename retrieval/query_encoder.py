@@ -22,6 +22,10 @@ _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429, 0.327
 GELU_ROWS = 64          # GELU's temporaries for 64 tokens (64 x 1536 floats) stay in a core's L2
 MIN_PART_ROWS = 32      # tokens a thread at least: below, waking a thread costs more than it saves
 MAX_THREADS = 4
+# runnable tasks besides the caller that still leave a core free: on an idle 2-core machine
+# /proc/loadavg counts a second one in 7% of readings (kernel threads, a request thread handing its
+# query over), and declining to split then set serve's p95 (55 against 48 ms, p99 72-79 against 53-55)
+TRANSIENT_TASKS = 1
 
 
 def usable_cores() -> int:
@@ -30,15 +34,16 @@ def usable_cores() -> int:
 
 
 def spare_cores(cores: int, loadavg: Optional[str] = None) -> int:
-    """Cores idle right now: `cores` less the threads runnable at this instant, the caller included
-    (the fourth field of /proc/loadavg, `runnable/total`); none where that is not known."""
+    """Cores free right now: `cores` less the threads runnable at this instant (the fourth field of
+    /proc/loadavg, `runnable/total`), the caller included, allowing for TRANSIENT_TASKS more; none
+    where that is not known."""
     try:
         if loadavg is None:
             loadavg = pathlib.Path("/proc/loadavg").read_text()
         running = int(loadavg.split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
         return 0
-    return max(0, cores - running)
+    return max(0, cores - running + TRANSIENT_TASKS)
 
 
 def row_parts(rows: int, threads: int) -> list[slice]:
@@ -186,7 +191,8 @@ class BertQueryEncoder:
             raise
 
     def _threads_now(self, rows: int) -> int:
-        """The threads `threads` asked for; by default, this one and a thread for each core idle now.
+        """The threads `threads` asked for; by default, this one and a thread for each core free now
+        (`spare_cores`).
         Split, a pass costs 11-13% more CPU (each thread reads all the weights, for half
         the rows): worth it for an idle core, not when every core has work, by this process (other
         requests) or another."""

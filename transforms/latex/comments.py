@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from transforms.latex.scan import escaped
+
 _CONDITIONAL_RE = re.compile(r"\\(?:(iffalse)|(if[A-Za-z@]*)|(else)|(fi))(?![A-Za-z@])")
 _NEWIF_RE = re.compile(r"\\newif\s*\\(if[A-Za-z@]+)")
 # `\let\ifdraft\iffalse` copies a conditional: neither token after `\let` (nor the name after `\newif`) opens one.
@@ -46,10 +48,7 @@ def strip_line_comments(text: str) -> str:
     out: list[str] = []
     pos = 0
     while percent >= 0:
-        backslash = percent
-        while backslash > pos and text[backslash - 1] == "\\":
-            backslash -= 1
-        if (percent - backslash) % 2:
+        if escaped(text, percent, pos):
             percent = find("%", percent + 1)
             continue
         out.append(text[pos:percent])

@@ -25,6 +25,15 @@ def is_letter(c: str) -> bool:
     return ("a" <= c <= "z") or ("A" <= c <= "Z") or c == "@"
 
 
+def escaped(text: str, pos: int, floor: int = 0) -> bool:
+    """Whether the character at `pos` follows an odd run of backslashes, counted back no further than
+    `floor` (`\\{` is no brace, `\\%` no comment, `\\\\%` a line break then a comment)."""
+    start = pos
+    while start > floor and text[start - 1] == "\\":
+        start -= 1
+    return (pos - start) % 2 == 1
+
+
 def skip_spaces(text: str, pos: int) -> int:
     return _SPACES_RE.match(text, pos).end()
 

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 from transforms.latex.discover import DEFAULT_PROOF_ENVS, Discovery
 from transforms.latex.model import DocEvent
 from transforms.latex.numbering import NUMBERED_EQUATION_ENVS, count_equation_numbers
-from transforms.latex.scan import group, group_end, mandatory, optional, skip_inline_spaces
+from transforms.latex.scan import escaped, group, group_end, mandatory, optional, skip_inline_spaces
 
 SECTION_LEVELS = {"part": -1, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3,
                   "paragraph": 4}
@@ -125,14 +125,6 @@ def _token_re(label_macros: frozenset[str], definitions: bool) -> re.Pattern:
 _MAY_DEFINE_RE = re.compile(r"\\(?:[ex]def(?![A-Za-z@])|g?def\s*\\the|renewcommand\*?\s*\{?\s*\\the)")
 
 
-def _escaped(text: str, pos: int) -> bool:
-    """Whether the character at `pos` follows an odd run of backslashes (`\\{` is no brace)."""
-    start = pos
-    while start > 0 and text[start - 1] == "\\":
-        start -= 1
-    return (pos - start) % 2 == 1
-
-
 def _open_braces(text: str, start: int, end: int) -> list[int]:
     """Where the `{` groups still open at `end` begin, innermost first, counting from `start`.
 
@@ -147,14 +139,14 @@ def _open_braces(text: str, start: int, end: int) -> list[int]:
     while len(found) < depth and max(opening, closing) >= 0:
         if opening > closing:
             pos, opening = opening, text.rfind("{", start, opening)
-            if not _escaped(text, pos):
+            if not escaped(text, pos):
                 if level:
                     level -= 1
                 else:
                     found.append(pos)
         else:
             pos, closing = closing, text.rfind("}", start, closing)
-            level += not _escaped(text, pos)
+            level += not escaped(text, pos)
     return found
 
 

@@ -90,3 +90,57 @@ def test_a_restatement_prints_the_number_of_the_theorem_it_refers_to():
         ("Main, announced.", "2.1"), ("First.", "1.1"), ("Main.", "2.1"), ("Main, again.", "2.1"),
         ("Lost.", "??"), ("Next.", "2.2")]
     assert result.labels["t:intro"].number == "2.1"
+
+
+def test_a_preamble_edef_freezes_what_is_not_kept_from_a_one_level_expansion():
+    """book's `\\thesection` is `\\thechapter.\\@arabic\\c@section`: after `\\expandafter\\noexpand` only
+    `\\thechapter` stays live; the section number is frozen at its preamble value, 0, as in the PDF.
+    `\\noexpand`, `\\protect` (in `\\protected@edef`) and `\\the\\value` work the same in the preamble."""
+    preamble = r"""\newtheorem{lemma}{Lemma}[section]\newtheorem{note}{Note}\newtheorem{claim}{Claim}
+\edef\thelemma{\expandafter\noexpand\thesection:\noexpand\arabic{lemma}}
+\setcounter{note}{4}
+\edef\thenote{\the\value{note}/\noexpand\roman{note}}
+\makeatletter\protected@edef\theclaim{\protect\thechapter(\protect\alph{claim})}\makeatother"""
+    body = r"""\chapter{One}\chapter{Two}\section{S}
+\begin{lemma}L.\end{lemma}\begin{lemma}M.\end{lemma}\begin{note}N.\end{note}\begin{claim}C.\end{claim}"""
+    main = f"\\documentclass{{book}}\n{preamble}\n\\begin{{document}}\n{body}\n\\end{{document}}\n".encode()
+    result = extract_submission({"main.tex": main})
+    assert [(s.statement_text, s.number) for s in result.statements] == [
+        ("L.", "2.0:1"), ("M.", "2.0:2"), ("N.", "4/v"), ("C.", "2(a)")]
+
+
+def test_an_xdef_in_a_statement_holds_from_there_on_in_its_own_text():
+    """`\\xdef\\here{\\thetheorem}` inside a statement: the rest of that statement prints the value too (and later
+    statements, as before); `\\thelemma` of a lemma sharing the theorem counter is that counter's format; a later
+    definition in a statement replaces the value from its point on."""
+    body = r"""\section{Start}
+\begin{theorem}\label{t:a}\xdef\here{\thetheorem}This is Theorem \here.\end{theorem}
+\begin{shared}\xdef\here{\theshared}Now \here, again \here.\end{shared}
+\begin{theorem}Still \here; \def\here{gone}then \here.\end{theorem}"""
+    preamble = r"\newtheorem{theorem}{Theorem}[section]\newtheorem{shared}[theorem]{Shared}"
+    assert numbers(preamble, body) == [
+        ("This is Theorem 1.1.", "1.1"), ("Now 1.2, again 1.2.", "1.2"), ("Still 1.2; then gone.", "1.3")]
+
+
+def test_cref_autoref_and_nameref_in_a_format_print_as_in_the_text():
+    """A restatement numbered `\\cref{t:main}'` prints what `\\cref` prints in a statement's text (cleveref's
+    lowercase name, or the `\\crefname` the author gave), `\\autoref` hyperref's name and `\\nameref` the title,
+    for labels set later too."""
+    preamble = r"""\usepackage{hyperref}\usepackage{cleveref}
+\newtheorem{theorem}{Theorem}[section]\newtheorem{lemma}[theorem]{Lemma}\newtheorem{prop}[theorem]{Proposition}
+\crefname{prop}{Prop.}{Props.}"""
+    body = r"""\section{Intro}
+{\renewcommand{\thetheorem}{\cref{t:main}'}\begin{theorem}Announced.\end{theorem}\addtocounter{theorem}{-1}}
+{\renewcommand{\thetheorem}{\autoref{l:key}}\begin{theorem}Key, announced.\end{theorem}\addtocounter{theorem}{-1}}
+{\renewcommand{\thetheorem}{\nameref{t:main}}\begin{theorem}Named.\end{theorem}\addtocounter{theorem}{-1}}
+{\renewcommand{\thetheorem}{\Cref{p:one,t:main}}\begin{theorem}Both.\end{theorem}\addtocounter{theorem}{-1}}
+\section{Main}
+\begin{theorem}[Main theorem]\label{t:main}Main.\end{theorem}
+\begin{lemma}\label{l:key}Key.\end{lemma}
+\begin{prop}\label{p:one}One.\end{prop}
+\begin{theorem}See \cref{t:main}, \autoref{l:key} and \Cref{p:one,t:main}.\end{theorem}"""
+    result = extracted(preamble, body)
+    assert [(s.statement_text, s.number) for s in result.statements] == [
+        ("Announced.", "theorem 2.1'"), ("Key, announced.", "Lemma 2.2"), ("Named.", "Main theorem"),
+        ("Both.", "Prop. 2.3 and Theorem 2.1"), ("Main.", "2.1"), ("Key.", "2.2"), ("One.", "2.3"),
+        ("See theorem 2.1, Lemma 2.2 and Prop. 2.3 and Theorem 2.1.", "2.4")]

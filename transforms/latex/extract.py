@@ -302,9 +302,9 @@ def _main_file(run: _Run, main_file: Optional[str]) -> Optional[str]:
     return find_main_file(run.candidates())
 
 
-def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, LabelTarget], dict[int, dict[str, str]]]:
-    """Each numbered statement's number, what every `\\label` names (numbered the same way), and the
-    macros an `\\edef` of the body froze that each statement sees."""
+def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], Optional[Numberer]]:
+    """Each numbered statement's number, and the numberer: what every `\\label` names (numbered the same way),
+    the macros an `\\edef` of the body froze that each statement sees and those it defines itself."""
     run.stage = "number"
     numbers: dict[int, str] = {}
     numberer = None
@@ -314,10 +314,10 @@ def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], dict[str, Label
             number = numberer.feed(event)
             if event.type == "begin_statement" and number is not None and event.arg is not None:
                 numbers[event.arg] = number
-        numberer.resolve_forward_references(numbers)
+        numberer.resolve_forward_references(numbers, _reference_style(doc))
     except Exception as exc:          # numbering is a refinement: without it statements are still good
         run.events.append(Event("number", type(exc).__name__, f"numbering stopped: {exc}"[:500]))
-    return numbers, *((numberer.labels, numberer.frozen_at) if numberer is not None else ({}, {}))
+    return numbers, numberer
 
 
 _CLEVEREF_CAPITALISE_RE = re.compile(r"\\usepackage\s*\[[^\]]*capitali[sz]e[^\]]*\]\s*\{[^}]*cleveref")
@@ -334,10 +334,14 @@ def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTar
     if inline >= 0:
         bbl += "\n" + doc.flat.text[inline:doc.body_end]
     bib = "\n".join(run.text(n) or "" for n in run.names if n.endswith(".bib"))
-    names = cref_names(doc.declarations, {name: spec.display_name for name, spec in doc.found.envs.items()})
-    references = References(labels, bibliography_labels(bbl), bool(_CLEVEREF_CAPITALISE_RE.search(doc.preamble)),
-                            names)
+    references = dataclasses.replace(_reference_style(doc), labels=labels, bibliography=bibliography_labels(bbl))
     return references, cited_works(bbl, bib)
+
+
+def _reference_style(doc: _Document) -> References:
+    """How the document's cleveref names things (`\\crefname`s, the `capitalise` option), without labels."""
+    names = cref_names(doc.declarations, {name: spec.display_name for name, spec in doc.found.envs.items()})
+    return References(capitalise=bool(_CLEVEREF_CAPITALISE_RE.search(doc.preamble)), cref_names=names)
 
 
 def _introduction(doc: _Document, chars: int, references: References) -> Optional[str]:
@@ -362,14 +366,15 @@ def _result(run: _Run, doc: _Document, main: str, statements: list[Statement], u
 
 def _build(run: _Run, doc: _Document, raw: RawStatement, number: Optional[str], render: bool,
            rendered: dict[str, str], unexpanded: set[str], references: References,
-           frozen: dict[str, str]) -> Statement:
-    """The statement as output; `frozen`: the macros an `\\edef` of the body froze before it (their values)."""
+           frozen: dict[str, str], defined: list[tuple[str, str]]) -> Statement:
+    """The statement as output; `frozen`: the macros an `\\edef` of the body froze before it (their values),
+    `defined`: those it freezes itself, in order."""
     spec = doc.found.envs[raw.env]
     file, line = doc.locations.get(raw.begin, ("", 0))
     location = f"{file}:{line}"
     latex = raw.body
     if render:
-        latex, failed = doc.macros.expand_local(substitute_frozen(raw.body, frozen), location)
+        latex, failed = doc.macros.expand_local(substitute_frozen(raw.body, frozen, defined), location)
         if failed:
             unexpanded.update(failed)
             doc.macros.forget(failed)
@@ -404,7 +409,10 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
     if main is None:
         return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
     doc = _Document(run, main, use_macros=render, numbered=number)
-    numbers, labels, frozen_at = _numbers(doc, run) if number else ({}, {}, {})
+    numbers, numberer = _numbers(doc, run) if number else ({}, None)
+    labels = numberer.labels if numberer is not None else {}
+    frozen_at = numberer.frozen_at if numberer is not None else {}
+    defined_within = numberer.defined_within if numberer is not None else {}
     references, works = _references(run, doc, main, labels)
     run.stage = "render"
     statements: list[Statement] = []
@@ -413,7 +421,7 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
     for raw in doc.seg.statements:
         run.check_time()
         statements.append(_build(run, doc, raw, numbers.get(raw.ordinal), render, rendered, unexpanded,
-                                 references, frozen_at.get(raw.ordinal, {})))
+                                 references, frozen_at.get(raw.ordinal, {}), defined_within.get(raw.ordinal, [])))
     result = _result(run, doc, main, statements, unexpanded)
     result.labels, result.bibliography, result.cited_works = labels, dict(references.bibliography), works
     if render and run.limits.introduction_chars > 0:       # only a describer with intro context reads it

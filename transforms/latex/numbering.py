@@ -11,15 +11,21 @@ The body may redefine a format (`\\renewcommand{\\thetheorem}{...}`, `\\def\\the
 there on, to the end of its group or environment (`\\gdef` and `\\global`: to the end of the document).
 `\\edef`/`\\xdef` of the body freeze what they read as it is at the definition (`freeze`): counter values and
 formats, macros frozen before, `\\noexpand\\x` kept as `\\x`; a frozen macro then prints its value in a
-format, in `\\setcounter{c}{\\saved}` and in the statements after it. Preamble `\\edef`s of formats are
-read as written (class code such as `\\expandafter\\noexpand\\thesection` is not run).
+format, in `\\setcounter{c}{\\saved}`, in the statements after it and in the rest of the statement that
+defines it. A preamble's (or a class's) `\\edef` of a format is expanded the same way where it stands, so
+`\\expandafter\\noexpand\\thesection` keeps the first token of `\\thesection`'s one-level expansion live and
+freezes the rest, as TeX does. A reference in a format (`\\ref`, `\\cref`, `\\autoref`, `\\nameref`) prints
+what it prints in the text (`references.py`), once every label is known.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 from typing import Optional
 
 from transforms.latex.model import DocEvent, EnvSpec, LabelTarget
+from transforms.latex.references import NO_REFERENCES, UNKNOWN, References, print_reference
 from transforms.latex.scan import group_end, skip_spaces
 
 SECTION_LEVELS = {"part": -1, "chapter": 0, "section": 1, "subsection": 2, "subsubsection": 3,
@@ -41,17 +47,26 @@ _COUNTER_VALUE = (
     r"|\\(?P<primitive>the|number|romannumeral)\s*"
     r"(?:\\value\s*\{\s*(?P<value_counter>[A-Za-z@*]+)\s*\}|\\c@(?P<register_counter>[A-Za-z@]+))"
     r"|\\the(?P<the>[A-Za-z@]+)")
+_REFERENCE_COMMANDS = r"ref|[cC]ref|labelcref|name[cC]ref|[vV]ref|[aA]utoref|[nN]ameref"
 _FORMAT_TOKEN_RE = re.compile(
     _COUNTER_VALUE
-    + r"|\\ref\*?\s*\{\s*(?P<ref>[^{}]*?)\s*\}"          # \ref{thm:main}: a restatement printing that number
+    + r"|\\(?P<refcmd>" + _REFERENCE_COMMANDS + r")\*?\s*\{\s*(?P<ref>[^{}]*?)\s*\}"   # a restatement's \ref{thm:main}
     + r"|\\(?P<macro>[A-Za-z@]+)\*?|\\.|[{}~]"    # a macro (an \edef'd one prints its value); others dropped
     + r"|(?P<text>[^\\{}~]+)")                         # literal text
-# What `\edef` expands now: counter values and formats, macros frozen before; `\noexpand\x` keeps `\x`.
-_FREEZE_TOKEN_RE = re.compile(r"\\noexpand\s*(?P<kept>\\(?:[A-Za-z@]+|.))|" + _COUNTER_VALUE
-                              + r"|\\(?P<macro>[A-Za-z@]+)")
-_FORWARD = "\x00"                                    # around a label a format names before it is set
+# What `\edef` expands now: counter values and formats, macros frozen before; `\noexpand\x` (and `\protect\x`, which
+# `\protected@edef` makes `\noexpand`) keeps `\x`; `\expandafter\noexpand\the<c>` keeps the first token of `\the<c>`'s
+# one-level expansion, `\expandafter\noexpand\csname name\endcsname` the command it names; the kernel's
+# `\@thmcountersep` (".") and `\@thmcounter{c}` (`\noexpand\arabic{c}`) as LaTeX defines them.
+_FREEZE_TOKEN_RE = re.compile(
+    r"\\expandafter\s*\\noexpand\s*(?:\\the(?P<once>[A-Za-z@]+)|\\csname\s*(?P<named>[A-Za-z@]+)\s*\\endcsname)"
+    r"|\\(?:noexpand|protect)(?![A-Za-z@])\s*(?P<kept>\\(?:[A-Za-z@]+|.))"
+    r"|\\csname\s*the(?P<csname_the>[A-Za-z@]+)\s*\\endcsname"
+    r"|\\(?P<sep>@thmcountersep)(?![A-Za-z@])|\\@thmcounter\s*\{\s*(?P<thmcounter>[A-Za-z@*]+)\s*\}|"
+    + _COUNTER_VALUE + r"|\\(?P<macro>[A-Za-z@]+)")
+_FORWARD = "\x00"                                    # around a reference a format makes before every label is known
+_COMMAND_SEP = "\x01"                                # between the command and the labels of a `\cref` there
 _FORWARD_RE = re.compile("\x00([^\x00]*)\x00")
-_MACRO_USE_RE = re.compile(r"\\([A-Za-z@]+)[ \t]*|\\.")      # TeX skips the spaces after a control word
+_MAX_REFERENCE_CHAIN = 4
 _SETCOUNTER_VALUE_RE = re.compile(r"\\value\s*\{\s*(?P<counter>[A-Za-z@*]+)\s*\}|\\(?P<macro>[A-Za-z@]+)")
 _PRIMITIVE_STYLES = {"the": "arabic", "number": "arabic", "romannumeral": "roman"}
 _NAME = r"\s*\{\s*([A-Za-z@*]+)\s*\}"
@@ -62,7 +77,7 @@ _DIRECTIVE_RE = re.compile(
     + r"|\\(numberwithin|counterwithin\*?|counterwithout\*?|@addtoreset)" + _NAME + _NAME
     + r"|\\(newcounter)" + _NAME + r"(?:\s*\[\s*([A-Za-z@]+)\s*\])?"
     + r"|\\(setcounter|addtocounter)" + _NAME + r"\s*\{\s*(-?\d+)\s*\}"
-    + r"|\\(renewcommand\*?|def|gdef|xdef|edef)\s*(\{)?\s*\\the([A-Za-z@]+)\s*\}?"
+    + r"|\\(renewcommand\*?|def|gdef|xdef|edef|protected@[ex]def)\s*(\{)?\s*\\the([A-Za-z@]+)\s*\}?"
 )
 _NEWENV_RE = re.compile(r"\\(?:re)?newenvironment\s*\{\s*([A-Za-z@*]+)\s*\}\s*(?:\[\s*\d\s*\]\s*)?(?=\{)")
 _OPENS_DISPLAY_RE = re.compile(
@@ -129,7 +144,8 @@ def parse_format(body: str) -> list[tuple[str, str]]:
         if part:
             parts.append(part)
         elif m.group("ref") is not None:
-            parts.append(("ref", m.group("ref")))
+            command = m.group("refcmd")
+            parts.append(("ref", m.group("ref") if command == "ref" else command + _COMMAND_SEP + m.group("ref")))
         elif m.group("macro"):
             parts.append(("macro", m.group("macro")))
         elif m.group("text"):
@@ -137,11 +153,52 @@ def parse_format(body: str) -> list[tuple[str, str]]:
     return parts
 
 
-def substitute_frozen(text: str, frozen: dict[str, str]) -> str:
-    """`text` with the uses of macros an `\\edef` froze (`Numberer.frozen_at`) replaced by their values."""
-    if not frozen or "\\" not in text:
+def _written(parts: list[tuple[str, str]]) -> str:
+    """Format parts written back as LaTeX (what `parse_format` reads)."""
+    out = []
+    for style, arg in parts:
+        if style == "text":
+            out.append(arg)
+        elif style in ("the", "macro"):
+            out.append(("\\the" if style == "the" else "\\") + arg + "{}")
+        elif style == "ref":
+            command, _, labels = arg.rpartition(_COMMAND_SEP)
+            out.append(f"\\{command or 'ref'}{{{labels}}}")
+        else:
+            out.append(f"\\{style}{{{arg}}}")
+    return "".join(out)
+
+
+# A definition in a statement: the name after it is not a use, and from there on it holds its new meaning.
+_DEFINITION_OR_USE_RE = re.compile(
+    r"\\(?:global\s*\\)?(?P<definer>[gex]?def|protected@[ex]def|(?:re)?newcommand\*?)\s*\{?\s*\\(?P<defined>[A-Za-z@]+)"
+    r"|\\([A-Za-z@]+)[ \t]*|\\.")
+
+
+def substitute_frozen(text: str, frozen: dict[str, str], defined: list[tuple[str, str]] = ()) -> str:
+    """`text` with the uses of macros an `\\edef` froze (`Numberer.frozen_at`) replaced by their values.
+
+    `defined`: the `\\edef`s/`\\xdef`s made inside this text, in order (`Numberer.defined_within`): a use after
+    one prints its value; after any other definition of a frozen name the name means what that defines."""
+    if not (frozen or defined) or "\\" not in text:
         return text
-    return _MACRO_USE_RE.sub(lambda m: frozen.get(m.group(1), m.group()), text)
+    pending: dict[str, list[str]] = {}
+    for name, value in defined:
+        pending.setdefault(name, []).append(value)
+    current = frozen
+
+    def replace(m: re.Match) -> str:
+        nonlocal current
+        name = m.group("defined")
+        if name is None:
+            return current.get(m.group(3), m.group()) if m.group(3) else m.group()
+        values = pending.get(name) if m.group("definer").endswith(("edef", "xdef")) else None
+        if values:
+            current = {**current, name: values.pop(0)}
+        elif name in current:
+            current = {n: v for n, v in current.items() if n != name}
+        return m.group()
+    return _DEFINITION_OR_USE_RE.sub(replace, text)
 
 
 def equation_wrappers(preamble: str) -> dict[str, str]:
@@ -224,6 +281,7 @@ class Numberer:
         self._equation_base = 0
         self._frozen: dict[str, str] = {}       # macros an \edef of the body froze; replaced, never changed in place
         self.frozen_at: dict[int, dict[str, str]] = {}   # statement ordinal -> the frozen macros it sees
+        self.defined_within: dict[int, list[tuple[str, str]]] = {}   # ordinal -> (name, value) of its own \edefs
         self._saved: dict[int, list[tuple[str, str, object]]] = {}   # group -> what its local definitions replaced
         self._init_standard_counters()
         for spec in envs.values():
@@ -258,6 +316,10 @@ class Numberer:
 
     def _known(self, counter: str) -> bool:
         return counter in self._values or counter in self._register
+
+    def _counter_named(self, name: str) -> str:
+        """The counter `\\the<name>` prints: `name`, or the one an environment `\\newtheorem{name}[shared]` steps."""
+        return name if self._known(name) or name in self._formats else self._env_counter.get(name, name)
 
     def _new_counter(self, name: str, within: Optional[str] = None) -> None:
         self._values.setdefault(name, 0)
@@ -323,10 +385,13 @@ class Numberer:
             self._formats[counter] = [("the", within), ("text", "."), ("arabic", counter)]
 
     def _renew_the(self, preamble: str, m: re.Match) -> None:
+        """`\\renewcommand{\\thec}{...}` as written; an `\\edef` expanded with what the preamble has set so far."""
         start = skip_spaces(preamble, m.end())
         end = group_end(preamble, start) if preamble.startswith("{", start) else -1
         if end > 0:
-            self._formats[m.group(20)] = parse_format(preamble[start + 1:end - 1])
+            body = preamble[start + 1:end - 1]
+            self._formats[m.group(20)] = parse_format(self.freeze(body) if m.group(18).endswith(("edef", "xdef"))
+                                                      else body)
 
     # -- counter operations ---------------------------------------------------------------------
 
@@ -364,6 +429,7 @@ class Numberer:
 
     def format(self, counter: str, depth: int = 0) -> str:
         """`\\the<counter>` as printed now."""
+        counter = self._counter_named(counter)
         return self._render(self._formats.get(counter) or [("arabic", counter)], depth)
 
     def _render(self, parts: list[tuple[str, str]], depth: int) -> str:
@@ -377,40 +443,70 @@ class Numberer:
                 out.append(self.format(arg, depth + 1))
             elif style == "macro":
                 out.append(self._render(parse_format(self._frozen[arg]), depth + 1) if arg in self._frozen else "")
-            elif style == "ref":            # a label not seen yet is filled in by `resolve_forward_references`
-                target = self.labels.get(arg)
+            elif style == "ref":        # filled in by `resolve_forward_references`: a label not seen yet, a `\\cref`
+                target = self.labels.get(arg) if _COMMAND_SEP not in arg else None
                 out.append((target.number or "") if target is not None else _FORWARD + arg + _FORWARD)
             else:
                 out.append(render_value(style, self._values.get(self._register_of(arg), 0)))
         return "".join(out)
 
-    def resolve_forward_references(self, numbers: dict[int, str]) -> None:
-        """Fill in the `\\ref`s of formats to labels set later (a restatement before its theorem), in `numbers`,
-        in the labels and in the frozen macros, as a second LaTeX run does; "??" for a label never set."""
-        for ordinal, text in numbers.items():
-            numbers[ordinal] = self._resolved(text)
+    def resolve_forward_references(self, numbers: dict[int, str], style: References = NO_REFERENCES) -> None:
+        """Fill in the references of formats, in `numbers`, in the labels and in the frozen macros, as a second
+        LaTeX run does: `\\ref`s to labels set later (a restatement before its theorem), "??" for a label never
+        set, and `\\cref`, `\\autoref`, `\\nameref` as the text prints them with `style`'s cleveref names."""
+        refs = dataclasses.replace(style, labels=self.labels)
+        resolved = functools.partial(self._resolved, refs=refs)
+        for _ in range(_MAX_REFERENCE_CHAIN):        # a label's number may print another label's
+            pending = [t for t in self.labels.values() if t.number and _FORWARD in t.number]
+            for target in pending:
+                target.number = resolved(target.number, final=False)
+            if not pending:
+                break
         for target in self.labels.values():
             if target.number:
-                target.number = self._resolved(target.number)
+                target.number = resolved(target.number)
+        for ordinal, text in numbers.items():
+            numbers[ordinal] = resolved(text)
         for ordinal, frozen in self.frozen_at.items():
-            self.frozen_at[ordinal] = {name: self._resolved(value) for name, value in frozen.items()}
+            self.frozen_at[ordinal] = {name: resolved(value) for name, value in frozen.items()}
+        for ordinal, defined in self.defined_within.items():
+            self.defined_within[ordinal] = [(name, resolved(value)) for name, value in defined]
 
-    def _resolved(self, text: str) -> str:
-        return _FORWARD_RE.sub(self._label_number, text) if _FORWARD in text else text
+    @staticmethod
+    def _resolved(text: str, refs: References, final: bool = True) -> str:
+        """`text` with its references printed; not `final`: one still waiting on another is left for later."""
+        def printed(m: re.Match) -> str:
+            command, _, labels = m.group(1).rpartition(_COMMAND_SEP)
+            names = [n.strip() for n in labels.split(",") if n.strip()] if command else [labels]
+            if any(_FORWARD in (refs.labels[n].number or "") for n in names if n in refs.labels):
+                return m.group() if not final else UNKNOWN
+            text, inline = print_reference(command or "ref", names, refs)
+            return inline if inline is not None else text
+        return _FORWARD_RE.sub(printed, text) if _FORWARD in text else text
 
-    def _label_number(self, m: re.Match) -> str:
-        target = self.labels.get(m.group(1))
-        number = target.number if target is not None else None
-        return number if number and _FORWARD not in number else "??"
-
-    def freeze(self, body: str) -> str:
+    def freeze(self, body: str, depth: int = 0) -> str:
         """What `\\edef` stores for `body` now: counter values and formats printed as they are at this point,
-        macros frozen before by their values, `\\noexpand\\x` as `\\x`; other commands stay as written."""
+        macros frozen before by their values, `\\noexpand\\x` as `\\x`, `\\expandafter\\noexpand\\the<c>` as the
+        first part of `\\the<c>` kept and the rest frozen (`_FREEZE_TOKEN_RE`); other commands stay as written."""
         def expanded(m: re.Match) -> str:
             if m.group("kept"):
                 return m.group("kept")
+            if m.group("named"):
+                return "\\" + m.group("named") + "{}"
+            if m.group("once"):
+                name = self._counter_named(m.group("once"))
+                parts = self._formats.get(name) or [("arabic", name)] if self._known(name) else None
+                if parts is None or depth > 8:
+                    return "\\the" + name + "{}"
+                return _written(parts[:1]) + self.freeze(_written(parts[1:]), depth + 1)
+            if m.group("csname_the") and self._known(self._counter_named(m.group("csname_the"))):
+                return self.format(m.group("csname_the"))
+            if m.group("sep"):
+                return "."
+            if m.group("thmcounter"):
+                return "\\arabic{" + m.group("thmcounter") + "}"
             part = _counter_part(m)
-            if part and part[0] == "the" and self._known(part[1]):
+            if part and part[0] == "the" and self._known(self._counter_named(part[1])):
                 return self.format(part[1])
             if part and part[0] != "the" and self._known(part[1]):
                 return render_value(part[0], self._values.get(self._register_of(part[1]), 0))
@@ -498,9 +594,11 @@ class Numberer:
             self._within_directive("numberwithin", event.name, event.arg)
         elif kind == "renewthe":                  # arg: (body, group it ends with, or None)
             self._assign("format", event.name, parse_format(event.arg[0]), event.arg[1])
-        elif kind == "edef":
+        elif kind == "edef":                      # arg: (body, group, ordinals of the statements it is in)
             frozen = self.freeze(event.arg[0])
             self._assign("macro", event.name, frozen, event.arg[1])
+            for ordinal in event.arg[2] if len(event.arg) > 2 else ():
+                self.defined_within.setdefault(ordinal, []).append((event.name, frozen))
             if event.name.startswith("the"):
                 self._assign("format", event.name[3:], parse_format(frozen), event.arg[1])
         elif kind == "endgroup":

@@ -114,7 +114,7 @@ def _cref(names: list[str], refs: References, capital: bool) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def _reference(command: str, labels: list[str], refs: References) -> tuple[str, Optional[str]]:
+def print_reference(command: str, labels: list[str], refs: References) -> tuple[str, Optional[str]]:
     """(printed text, LaTeX to render inline instead) for one reference command."""
     first = refs.labels.get(labels[0]) if labels else None
     if command in ("cref", "Cref", "vref", "Vref", "labelcref"):
@@ -240,7 +240,7 @@ def resolve_references(prose: str, refs: References, verbatim: Callable[[str], s
                 out.append(m.group())
                 continue
             pos = got[2]
-            printed, inline = _reference(word, _names(got), refs)
+            printed, inline = print_reference(word, _names(got), refs)
             if inline is not None:
                 out.append(resolve_references(inline, refs, verbatim, depth + 1) if depth < _MAX_DEPTH else inline)
             else:

@@ -425,7 +425,8 @@ class _Segmenter:
         `\\the<counter>` format, "renewthe"), and any `\\edef`/`\\xdef` (its body read with the counters' values
         of this point, "edef"). `\\renewcommand`, `\\def` and `\\edef` hold to the end of the enclosing group or
         environment ("endgroup" there), `\\gdef`, `\\xdef` and `\\global` ones to the end of the document; one
-        inside another definition's body runs only where that is used, so it is not read here."""
+        inside another definition's body runs only where that is used, so it is not read here. An "edef" names
+        the statements it is written in: the rest of their text sees its value."""
         command = m.group("definer")
         is_edef = command.endswith(("edef", "xdef"))
         named = _DEFINED_RE.match(self.text, m.end())
@@ -448,8 +449,11 @@ class _Segmenter:
                     self.events.append(DocEvent(closes - 1, "endgroup", "", group))
             elif frame is not None:
                 frame.local_definitions = (frame.local_definitions or []) + [group]
-        kind, name = ("edef", named.group(1)) if is_edef else ("renewthe", named.group(1)[3:])
-        self.events.append(DocEvent(m.start(), kind, name, (body[0], group)))
+        if is_edef:           # the statements it is written in: the rest of their text sees its value too
+            self.events.append(DocEvent(m.start(), "edef", named.group(1),
+                                        (body[0], group, tuple(f.ordinal for f in self.open_statements))))
+        else:
+            self.events.append(DocEvent(m.start(), "renewthe", named.group(1)[3:], (body[0], group)))
         return body[1]
 
     def _numberwithin(self, m: re.Match) -> int:
@@ -527,4 +531,6 @@ def segment(text: str, found: Discovery, start: int = 0, end: Optional[int] = No
             event.arg = renumbered.get(event.arg)
         elif event.type == "label" and event.arg.get("kind") == "statement":
             event.arg["ordinal"] = renumbered.get(event.arg["ordinal"])
+        elif event.type == "edef" and event.arg[2]:
+            event.arg = (*event.arg[:2], tuple(renumbered[o] for o in event.arg[2] if o in renumbered))
     return result

@@ -1,7 +1,9 @@
-"""Definitions in the document body that change printed numbers (issue 18): a `\\the<counter>` format
-redefined from that point on (`\\renewcommand`, `\\def`; to the end of its group, or of the document for
-`\\gdef`/`\\global`), and `\\edef`/`\\xdef`, which freeze counter values and formats as they are at the
-definition. Each rule on a small document written for this test, through the real extraction."""
+"""Definitions that change printed numbers (issue 18): a `\\the<counter>` format redefined in the body from that
+point on (`\\renewcommand`, `\\def`; to the end of its group, or of the document for `\\gdef`/`\\global`),
+`\\edef`/`\\xdef`, which freeze counter values and formats as they are at the definition (in the body, the
+preamble or a class, and in the rest of the statement that makes one), references in formats, and the class
+code lipics-style classes number with (an option's flag, `\\LoadClass{article}`). Each rule on a small
+document written for this test, through the real extraction."""
 from transforms.latex.extract import extract_submission
 
 
@@ -90,6 +92,55 @@ def test_a_restatement_prints_the_number_of_the_theorem_it_refers_to():
         ("Main, announced.", "2.1"), ("First.", "1.1"), ("Main.", "2.1"), ("Main, again.", "2.1"),
         ("Lost.", "??"), ("Next.", "2.2")]
     assert result.labels["t:intro"].number == "2.1"
+
+
+# A conference class built on article, as lipics-style classes are: its formats made with \edef tricks.
+CONFERENCE_CLASS = rb"""\NeedsTeXFormat{LaTeX2e}
+\ProvidesClass{confpaper}
+\DeclareOption{bysection}{\let\confbysection\relax}
+\DeclareOption*{\PassOptionsToClass{\CurrentOption}{article}}
+\ProcessOptions
+\LoadClass{article}
+\RequirePackage{amsthm}
+\newtheorem{theorem}{Theorem}
+\newtheorem{lemma}[theorem]{Lemma}
+\newtheorem{remark}{Remark}
+\ifx\confbysection\relax
+  \@addtoreset{theorem}{section}
+  \edef\thetheorem{\expandafter\noexpand\thesection\@thmcountersep\@thmcounter{theorem}}
+\fi
+\edef\theremark{\expandafter\noexpand\csname thesection\endcsname-\noexpand\Alph{remark}}
+\newcommand{\chapterlike}{\chapter}
+"""
+CONFERENCE_BODY = rb"""\begin{document}
+\section{One}
+\begin{theorem}A.\end{theorem}\begin{lemma}B.\end{lemma}\begin{remark}R.\end{remark}
+\section{Two}
+\begin{lemma}C.\end{lemma}\begin{remark}S.\end{remark}
+\end{document}
+"""
+
+
+def conference_numbers(options: str) -> list:
+    main = b"\\documentclass" + options.encode() + b"{confpaper}\n" + CONFERENCE_BODY
+    result = extract_submission({"main.tex": main, "confpaper.cls": CONFERENCE_CLASS})
+    assert not [e for e in result.events if e.fatal]
+    return [(s.statement_text, s.number) for s in result.statements]
+
+
+def test_a_class_edef_of_a_format_is_expanded_as_tex_expands_it():
+    """`\\expandafter\\noexpand\\thesection` keeps `\\thesection` (article's is one token) to be printed at each
+    statement, `\\@thmcountersep` is ".", `\\@thmcounter{c}` is `\\noexpand\\arabic{c}`, and
+    `\\expandafter\\noexpand\\csname thesection\\endcsname` keeps the command it names."""
+    assert conference_numbers("[bysection]") == [
+        ("A.", "1.1"), ("B.", "1.2"), ("R.", "1-A"), ("C.", "2.1"), ("S.", "2-B")]
+
+
+def test_an_option_not_given_leaves_its_flag_undefined():
+    """Without the option, `\\confbysection` is undefined, `\\ifx\\confbysection\\relax` is false and the theorem
+    counter is not per section; the class is built on article (`\\LoadClass`), so a `\\chapter` in its text
+    does not make it a book."""
+    assert conference_numbers("") == [("A.", "1"), ("B.", "2"), ("R.", "1-A"), ("C.", "3"), ("S.", "2-B")]
 
 
 def test_a_preamble_edef_freezes_what_is_not_kept_from_a_one_level_expansion():

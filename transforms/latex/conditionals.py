@@ -9,7 +9,8 @@ switch), `\\ifdefined`, `\\ifcsname` and `\\@ifundefined` of a macro defined ear
 whose meanings the document gives or that one `\\let` made equal) and the branch not
 taken is blanked (its newlines kept, so lines still count). A conditional whose value is not known
 here (`\\ifpdf`, `\\ifx\\foo\\undefined` of a command some package not in the submission may define)
-keeps both branches; a definition read from such a conditional counts from the branch that makes it
+keeps both branches (a command that only the code of an option not given defines is undefined, as after
+`\\ProcessOptions`); a definition read from such a conditional counts from the branch that makes it
 first (`first_definitions`), as `\\newcommand` keeps a first definition.
 
 The document body is run the same way (`resolve_body_conditionals`), with what the preamble left known,
@@ -104,6 +105,7 @@ class _Resolver:
         self.text, self.options, self.switches, self.tokens = text, options, switches, tokens
         self.spans = definition_spans(text) if spans is None else spans
         self.declared: dict[str, str] = {}       # package option -> its code
+        self.unset: set[str] = set()             # commands only the code of options not given defines
         self.stack: list[_Frame] = []
         self.dead = 0            # frames on the stack whose branch is not taken
         self.undecided = 0       # frames on the stack whose value is not known here
@@ -234,6 +236,7 @@ class _Resolver:
                 order = self.options if m.group("process_star") else [o for o in self.declared if o in self.options]
                 for option in order:
                     self._run_option(option)
+                self._unset_options(set(order))
         elif m.group("if"):
             return self._open(m)
         elif m.group("ifundefined"):
@@ -255,11 +258,24 @@ class _Resolver:
         self.switches.booleans[boolean] = value if self.decided() or known == value else None
 
     def _run_option(self, option: str) -> None:
+        """An option given: its switches set, its definitions made (`\\let\\numberwithinsect\\relax`)."""
         code = self.declared.get(option)
         if code:
             for m in _TOKEN_RE.finditer(code):
                 if m.group("switch") in self.switches.booleans:
                     self._set(m.group("switch"), m.group("value") == "true")
+            for start, end in definition_spans(code):
+                self._define(code[start:end])
+
+    def _unset_options(self, given: set[str]) -> None:
+        """A command that only the code of this file's options not given defines (a flag such as lipics'
+        `\\numberwithinsect`) is undefined after `\\ProcessOptions`: `\\ifx\\numberwithinsect\\relax` is false."""
+        for option, code in self.declared.items():
+            if option not in given:
+                for start, _ in definition_spans(code):
+                    named = _DEFINED_NAME_RE.match(code, start)
+                    if named and named.group(3) not in self.switches.defined:
+                        self.unset.add(named.group(3))
 
     def _open(self, m: re.Match) -> int:
         name = m.group("if")[2:]
@@ -289,12 +305,12 @@ class _Resolver:
             return name == "true", pos
         if name == "defined":
             cs = CONTROL_SEQUENCE_RE.match(self.text, skip_spaces(self.text, pos))
-            if cs and cs.group(1) in self.switches.defined:
-                return True, cs.end()
+            if cs and (cs.group(1) in self.switches.defined or cs.group(1) in self.unset):
+                return cs.group(1) not in self.unset, cs.end()
         elif name == "csname":
             name_end = _CSNAME_END_RE.match(self.text, pos)
-            if name_end and name_end.group(1) in self.switches.defined:
-                return True, name_end.end()
+            if name_end and (name_end.group(1) in self.switches.defined or name_end.group(1) in self.unset):
+                return name_end.group(1) not in self.unset, name_end.end()
         elif name == "x":
             return self._ifx(pos)
         return None, pos
@@ -315,6 +331,8 @@ class _Resolver:
         if name in self.switches.defined:
             meaning = self.switches.defined[name]
             return meaning, not _is_opaque(meaning), cs.end()
+        if name in self.unset:
+            return _UNDEFINED, False, cs.end()
         return (None if csname else _KNOWN_MEANINGS.get(name, _opaque(name))), False, cs.end()
 
     def _ifx(self, pos: int) -> tuple[Optional[bool], int]:

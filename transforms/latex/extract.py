@@ -33,6 +33,9 @@ from transforms.latex.segment import RawStatement, Segmentation, segment, unread
 
 BOOK_CLASSES = frozenset({"book", "report", "memoir", "scrbook", "scrreprt", "amsbook", "krantz",
                           "svmono", "svmult", "octavo", "tufte-book", "thesis", "ucthesis", "mimosis"})
+# Classes without chapters: a local class built on one of them (`\\LoadClass{article}`) has none either.
+ARTICLE_CLASSES = frozenset({"article", "amsart", "llncs", "revtex4", "revtex4-1", "revtex4-2", "elsarticle",
+                             "scrartcl", "IEEEtran", "acmart", "lipics-v2021", "lipics-v2019"})
 _LOADCLASS_RE = re.compile(r"\\LoadClass\s*(?:\[[^\]]*\])?\s*\{\s*(\w+)\s*\}")
 _INTRO_RE = re.compile(r"intro|overview|preliminar", re.I)
 _EXPANDAFTER_PASSES = 3
@@ -224,10 +227,9 @@ def _is_book(flat_text: str, preamble_end: int) -> bool:
     if cls in BOOK_CLASSES:
         return True
     loaded = _LOADCLASS_RE.search(flat_text, 0, preamble_end)
-    if loaded and loaded.group(1) in BOOK_CLASSES:
-        return True
-    return cls not in ("article", "amsart", "llncs", "revtex4", "revtex4-1", "revtex4-2", "elsarticle") and \
-        "\\chapter" in flat_text
+    if loaded and (loaded.group(1) in BOOK_CLASSES or loaded.group(1) in ARTICLE_CLASSES):
+        return loaded.group(1) in BOOK_CLASSES
+    return cls not in ARTICLE_CLASSES and "\\chapter" in flat_text
 
 
 class _Document:

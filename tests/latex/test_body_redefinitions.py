@@ -195,3 +195,13 @@ def test_cref_autoref_and_nameref_in_a_format_print_as_in_the_text():
         ("Announced.", "theorem 2.1'"), ("Key, announced.", "Lemma 2.2"), ("Named.", "Main theorem"),
         ("Both.", "Prop. 2.3 and Theorem 2.1"), ("Main.", "2.1"), ("Key.", "2.2"), ("One.", "2.3"),
         ("See theorem 2.1, Lemma 2.2 and Prop. 2.3 and Theorem 2.1.", "2.4")]
+
+
+def test_an_edef_of_a_format_expands_the_documents_own_macros():
+    """TeX's `\\edef` expands every expandable macro: the author's `\\numsep` is its text in the format, in the
+    preamble as in the body; `\\noexpand\\numsep` would keep it."""
+    preamble = r"""\newcommand{\numsep}{--}\newtheorem{theorem}{Theorem}[section]
+\edef\thetheorem{\noexpand\thesection\numsep\noexpand\arabic{theorem}}"""
+    body = r"""\section{One}\begin{theorem}A.\end{theorem}
+{\edef\thetheorem{\noexpand\Roman{section}\numsep\noexpand\alph{theorem}}\begin{theorem}B.\end{theorem}}"""
+    assert numbers(preamble, body) == [("A.", "1--1"), ("B.", "I--b")]

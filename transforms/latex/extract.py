@@ -311,7 +311,8 @@ def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], Optional[Number
     numbers: dict[int, str] = {}
     numberer = None
     try:
-        numberer = Numberer(doc.declarations, doc.found.envs, book=_is_book(doc.flat.text, doc.body_start))
+        numberer = Numberer(doc.declarations, doc.found.envs, book=_is_book(doc.flat.text, doc.body_start),
+                            macros=doc.macros.table.defs)
         for event in doc.seg.doc_events:
             number = numberer.feed(event)
             if event.type == "begin_statement" and number is not None and event.arg is not None:

@@ -22,8 +22,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from typing import Optional
+from typing import Mapping, Optional
 
+from transforms.latex.definitions import MacroDef
 from transforms.latex.model import DocEvent, EnvSpec, LabelTarget
 from transforms.latex.references import NO_REFERENCES, UNKNOWN, References, print_reference
 from transforms.latex.scan import group_end, skip_spaces
@@ -265,8 +266,10 @@ class Numberer:
     discovery read, so numbering neither re-reads the sources nor expands macros on its own.
     """
 
-    def __init__(self, declarations: str, envs: dict[str, EnvSpec], *, book: bool):
+    def __init__(self, declarations: str, envs: dict[str, EnvSpec], *, book: bool,
+                 macros: Optional[Mapping[str, MacroDef]] = None):
         self.book = book
+        self._macros = macros or {}                    # the document's macros: an \edef expands argument-free ones
         self._values: dict[str, int] = {}
         self._register: dict[str, str] = {}        # counter -> counter whose value it uses
         self._resets: dict[str, list[str]] = {}
@@ -486,8 +489,9 @@ class Numberer:
 
     def freeze(self, body: str, depth: int = 0) -> str:
         """What `\\edef` stores for `body` now: counter values and formats printed as they are at this point,
-        macros frozen before by their values, `\\noexpand\\x` as `\\x`, `\\expandafter\\noexpand\\the<c>` as the
-        first part of `\\the<c>` kept and the rest frozen (`_FREEZE_TOKEN_RE`); other commands stay as written."""
+        macros frozen before by their values, the document's argument-free macros expanded, `\\noexpand\\x` as
+        `\\x`, `\\expandafter\\noexpand\\the<c>` as the first part of `\\the<c>` kept and the rest frozen
+        (`_FREEZE_TOKEN_RE`); other commands stay as written."""
         def expanded(m: re.Match) -> str:
             if m.group("kept"):
                 return m.group("kept")
@@ -511,7 +515,13 @@ class Numberer:
             if part and part[0] != "the" and self._known(part[1]):
                 return render_value(part[0], self._values.get(self._register_of(part[1]), 0))
             name = m.group("macro") or ("the" + part[1] if part and part[0] == "the" else None)
-            return self._frozen.get(name, m.group()) if name else m.group()
+            if name in self._frozen or name is None:
+                return self._frozen.get(name, m.group())
+            macro = self._macros.get(name)
+            if (macro is None or macro.args or macro.template is not None or macro.delimiters is not None
+                    or macro.literal or depth > 8):
+                return m.group()
+            return self.freeze(macro.body, depth + 1)
         return _FREEZE_TOKEN_RE.sub(expanded, body)
 
     def _counter_value(self, arg: object) -> Optional[int]:

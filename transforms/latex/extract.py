@@ -304,9 +304,10 @@ def _main_file(run: _Run, main_file: Optional[str]) -> Optional[str]:
     return find_main_file(run.candidates())
 
 
-def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], Optional[Numberer]]:
+def _numbers(doc: _Document, run: _Run, style: References) -> tuple[dict[int, str], Optional[Numberer]]:
     """Each numbered statement's number, and the numberer: what every `\\label` names (numbered the same way),
-    the macros an `\\edef` of the body froze that each statement sees and those it defines itself."""
+    the macros an `\\edef` of the body froze that each statement sees and those it defines itself. `style`:
+    how references in formats print (`_reference_style`)."""
     run.stage = "number"
     numbers: dict[int, str] = {}
     numberer = None
@@ -317,7 +318,7 @@ def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], Optional[Number
             number = numberer.feed(event)
             if event.type == "begin_statement" and number is not None and event.arg is not None:
                 numbers[event.arg] = number
-        numberer.resolve_forward_references(numbers, _reference_style(doc))
+        numberer.resolve_forward_references(numbers, style)
     except Exception as exc:          # numbering is a refinement: without it statements are still good
         run.events.append(Event("number", type(exc).__name__, f"numbering stopped: {exc}"[:500]))
     return numbers, numberer
@@ -326,7 +327,8 @@ def _numbers(doc: _Document, run: _Run) -> tuple[dict[int, str], Optional[Number
 _CLEVEREF_CAPITALISE_RE = re.compile(r"\\usepackage\s*\[[^\]]*capitali[sz]e[^\]]*\]\s*\{[^}]*cleveref")
 
 
-def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTarget]) -> tuple[References, dict]:
+def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTarget],
+                style: References) -> tuple[References, dict]:
     """The document's labels and bibliography (the `.bbl` next to the main file, or the only one, and any
     `thebibliography` written in the document), and the works its `.bbl`/`.bib` entries identify."""
     bbls = [n for n in run.names if n.endswith(".bbl")]
@@ -337,7 +339,7 @@ def _references(run: _Run, doc: _Document, main: str, labels: dict[str, LabelTar
     if inline >= 0:
         bbl += "\n" + doc.flat.text[inline:doc.body_end]
     bib = "\n".join(run.text(n) or "" for n in run.names if n.endswith(".bib"))
-    references = dataclasses.replace(_reference_style(doc), labels=labels, bibliography=bibliography_labels(bbl))
+    references = dataclasses.replace(style, labels=labels, bibliography=bibliography_labels(bbl))
     return references, cited_works(bbl, bib)
 
 
@@ -412,11 +414,12 @@ def _extract(run: _Run, main_file: Optional[str], *, render: bool, number: bool)
     if main is None:
         return _failure(run, "mainfile", "no-main-file", "no .tex file with \\documentclass or \\begin{document}")
     doc = _Document(run, main, use_macros=render, numbered=number)
-    numbers, numberer = _numbers(doc, run) if number else ({}, None)
+    style = _reference_style(doc)
+    numbers, numberer = _numbers(doc, run, style) if number else ({}, None)
     labels = numberer.labels if numberer is not None else {}
     frozen_at = numberer.frozen_at if numberer is not None else {}
     defined_within = numberer.defined_within if numberer is not None else {}
-    references, works = _references(run, doc, main, labels)
+    references, works = _references(run, doc, main, labels, style)
     run.stage = "render"
     statements: list[Statement] = []
     rendered: dict[str, str] = {}

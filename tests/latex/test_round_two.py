@@ -182,6 +182,19 @@ def test_package_options_choose_the_declaring_branch():
     assert line == 4
 
 
+
+def test_a_global_class_option_reaches_the_packages_that_declare_it():
+    """`\\documentclass[shared]{article}`: LaTeX's `\\ProcessOptions` in `thms.sty` runs the global `shared` it
+    declares, so theorems and lemmas share a counter; a local option adds to the global ones."""
+    body = r"""\section{A}\begin{theorem}t\end{theorem}\begin{lemma}l\end{lemma}"""
+    main = doc(r"\usepackage{thms}", body, cls="[11pt,shared]{article}")
+    assert main.startswith(rb"\documentclass[11pt,shared]{article}")
+    shared = extract_submission({"m.tex": main, "thms.sty": THMS_STY})
+    assert numbers(shared) == [("theorem", "1.1"), ("lemma", "1.2")]
+    both = extract_submission({"m.tex": doc(r"\usepackage[flat]{thms}", body, cls="[shared]{article}"),
+                               "thms.sty": THMS_STY})
+    assert numbers(both) == [("theorem", "1"), ("lemma", "2")]
+
 # -- no work for stages that are off -------------------------------------------------------------
 
 def test_introduction_is_extracted_only_when_asked_for():

@@ -153,6 +153,7 @@ class _Flattener:
         self.include_only: Optional[set[str]] = None     # \includeonly{a,b}: the \include names LaTeX reads
         self.packages: set[str] = set()
         self.switches = Switches()                      # \newif booleans set by the packages read so far
+        self.class_options: list[str] = []              # \documentclass[...]: global, seen by packages too
         self.stopped = False
 
     def _emit(self, piece: str, file: str, line: int) -> None:
@@ -215,6 +216,8 @@ class _Flattener:
                 # file is not reported; an existing one is inlined where the definition stands
                 targets = [(name, exts, relative, True) for name, exts, relative, _ in targets]
             options = _optional(text, m.end())[0] if command in _PACKAGE_COMMANDS else None
+            if command == "documentclass":       # global options, whether or not the class is local
+                self.class_options = _option_list(options)
             for target in targets:
                 resolved |= self._include(*target, command, current_dir, depth, stack, f"{path}:{line}", options)
             command_text = text[m.start():after]
@@ -313,10 +316,16 @@ class _Flattener:
                                      location))
             return False
         if command in _PACKAGE_COMMANDS:
-            text = resolve_conditionals(text, [o.strip() for o in (options or "").split(",") if o.strip()],
-                                        self.switches)
+            given = _option_list(options)
+            if command != "documentclass":       # a package also runs the class's options it declares
+                given = self.class_options + given
+            text = resolve_conditionals(text, given, self.switches)
         self._file(target, text, depth + 1, stack + (target,), whole=command not in ("subfile", "olimport"))
         return True
+
+
+def _option_list(options: Optional[str]) -> list[str]:
+    return [o.strip() for o in (options or "").split(",") if o.strip()]
 
 
 def _inside_definition(text: str, pos: int, spans: list[tuple[int, int]]) -> bool:

@@ -129,7 +129,9 @@ class VectorCache:
         keys = [self.key(t) for t in texts]
         name = hashlib.sha1("".join(keys).encode()).hexdigest()[:20]
         np.save(self.folder / f"{name}.npy", matrix)
-        (self.folder / f"{name}.keys.json").write_text(json.dumps(keys))
+        partial = self.folder / f"{name}.keys.json.partial"    # renamed once whole: a kill never leaves half a keys file
+        partial.write_text(json.dumps(keys))
+        partial.replace(self.folder / f"{name}.keys.json")
         self.rows.update(zip(keys, matrix))
 
     def encode(self, encoder: Encoder, texts: list[str]) -> tuple[np.ndarray, int]:

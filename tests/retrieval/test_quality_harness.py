@@ -40,7 +40,9 @@ def test_an_interrupted_run_keeps_the_chunks_it_embedded(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         VectorCache(tmp_path, "m").encode(StopsAfter(encoder, calls=1), texts)
     assert not list(tmp_path.rglob("*.partial"))
-    resumed, embedded = VectorCache(tmp_path, "m").encode(encoder, texts)
+    kept = VectorCache(tmp_path, "m")
+    assert set(kept.rows) == {kept.key(t) for t in sorted(texts, key=len)[:2]}   # shortest first: chunks pad little
+    resumed, embedded = kept.encode(encoder, texts)
     assert embedded == 2                                       # only the chunk the interrupted run never reached
     assert np.allclose(resumed, unit(encoder.encode_documents(texts)), atol=1e-4)
 

@@ -298,17 +298,32 @@ def summarize(paths: list[str]) -> None:
     best = max(candidates, key=lambda k: mean(k, tuning))
     print(f"\nchosen on {', '.join(tuning)} (best mean theorem MRR@20): {best}")
     ranks = {(config(c), c["set"]): c.get("theorem_ranks") for c in cells}
-    for baseline in dict.fromkeys([(DEFAULT_MODEL, DEFAULT_TEMPLATE, "vector"), (DEFAULT_MODEL, PLAIN, "vector"),
-                                   (DEFAULT_MODEL, CONTEXT, "vector")]):
-        both = [s for s in sets if (baseline, s) in by and (best, s) in by]
-        if baseline == best or not both:
+    baselines = [(DEFAULT_MODEL, DEFAULT_TEMPLATE, "vector"), (DEFAULT_MODEL, PLAIN, "vector"), (DEFAULT_MODEL, CONTEXT, "vector")]
+    print_margins(best, baselines, sets, held_out, by, ranks)
+    for model in dict.fromkeys(k[0] for k in candidates):   # each model's own choice, against today's default
+        if model != best[0]:
+            own = max((k for k in candidates if k[0] == model), key=lambda k: mean(k, tuning))
+            default = f", the default's {mean(baselines[0], tuning):.3f}" if baselines[0] in candidates else ""
+            print(f"\n{model.rsplit('/', 1)[-1]}'s best on the tuning sets: {own} (mean {mean(own, tuning):.3f}{default})")
+            print_margins(own, baselines[:1], sets, held_out, by, ranks)
+
+
+def print_margins(config: tuple, baselines: list[tuple], sets: list[str], held_out: list[str], by: dict,
+                  ranks: dict) -> None:
+    """`config`'s theorem MRR@20 minus each baseline's on every set both have, with 95% paired bootstrap
+    intervals, and on the mean of the held-out sets when both have them all."""
+    mean = lambda k, names: sum(by[(k, s)] for s in names) / len(names)  # noqa: E731
+    for baseline in dict.fromkeys(baselines):
+        both = [s for s in sets if (baseline, s) in by and (config, s) in by]
+        if baseline == config or not both:
             continue
-        pairs = lambda names: [(ranks[(best, s)], ranks[(baseline, s)]) for s in names]  # noqa: E731
-        print(f"against {baseline[1]}, vector (95% paired bootstrap interval of the difference): " + "; ".join(
-            f"{s} {by[(best, s)]:.3f} - {by[(baseline, s)]:.3f} = {by[(best, s)] - by[(baseline, s)]:+.3f}"
-            + bootstrap_interval(pairs([s])) for s in both)
-            + (f"; mean held-out {mean(best, held_out) - mean(baseline, held_out):+.3f}"
-               + bootstrap_interval(pairs(held_out)) if held_out and all(s in both for s in held_out) else ""))
+        pairs = lambda names: [(ranks[(config, s)], ranks[(baseline, s)]) for s in names]  # noqa: E731
+        print(f"against {baseline[0].rsplit('/', 1)[-1]}, {baseline[1]}, vector (95% paired bootstrap interval of the "
+              "difference): " + "; ".join(
+                  f"{s} {by[(config, s)]:.3f} - {by[(baseline, s)]:.3f} = {by[(config, s)] - by[(baseline, s)]:+.3f}"
+                  + bootstrap_interval(pairs([s])) for s in both)
+              + (f"; mean held-out {mean(config, held_out) - mean(baseline, held_out):+.3f}"
+                 + bootstrap_interval(pairs(held_out)) if held_out and all(s in both for s in held_out) else ""))
 
 
 def bootstrap_interval(pairs: list[tuple[list, list]], samples: int = 10000) -> str:

@@ -1,9 +1,12 @@
 """benchmarks/retrieval_quality.py's embedding cache and margin intervals, with the packaged model."""
+import json
+
 import numpy as np
 import pytest
 
 from benchmarks import retrieval_quality
-from benchmarks.retrieval_quality import VectorCache, bootstrap_interval, unit
+from benchmarks.retrieval_quality import VectorCache, bootstrap_interval, summarize, unit
+from transforms.embed.encoder import DEFAULT_MODEL
 from transforms.embed import EmbedConfig, Encoder
 
 
@@ -52,3 +55,28 @@ def test_bootstrap_interval_of_a_margin():
     low, high = (float(x) for x in bootstrap_interval([([1] * 30, [2] * 15 + [None] * 15)]).strip(" []").split(","))
     assert 0 < low < 0.75 < high <= 1.0
     assert bootstrap_interval([([1], [])]) == ""
+
+
+def test_each_models_best_configuration_is_set_against_the_default(tmp_path, capsys):
+    def cell(model, template, mode, name, ranks):
+        mrr = sum(1 / r for r in ranks if r) / len(ranks)
+        return {"set": name, "model": model, "template": template, "mode": mode, "n": len(ranks),
+                "theorem": {"mrr@20": mrr}, "paper": {"mrr@20": mrr}, "theorem_ranks": ranks}
+    ranks = {"named-tuning": ([1, 2], [2, 2], [1, 1]), "sections-tuning": ([2, None], [2, 4], [1, 2]),
+             "named-heldout": ([1, None], [1, 1], [2, 2])}    # default, the other model's vector, its hybrid
+    cells = [c for name, (default, other, hybrid) in ranks.items() for c in (
+        cell(DEFAULT_MODEL, "context-v1", "vector", name, default), cell("dir/other", "plain", "vector", name, other),
+        cell("dir/other", "plain", "hybrid w=0.25", name, hybrid))]
+    path = tmp_path / "cells.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cells))
+    summarize([str(path)])
+    out = capsys.readouterr().out
+    assert "chosen on named-tuning, sections-tuning (best mean theorem MRR@20): ('dir/other', 'plain', 'hybrid w=0.25')" in out
+    assert "other's best" not in out                         # the overall choice is that model's best already
+    cells = [c for c in cells if c["mode"] == "vector"]
+    path.write_text("".join(json.dumps(c) + "\n" for c in cells))
+    summarize([str(path)])
+    out = capsys.readouterr().out.split("chosen on")[1]
+    assert "('sentence-transformers/all-MiniLM-L6-v2', 'context-v1', 'vector')" in out.split("\n")[0]  # the default chosen
+    assert "other's best on the tuning sets: ('dir/other', 'plain', 'vector') (mean 0.438, the default's 0.500)" in out
+    assert out.count("named-heldout 1.000 - 0.500 = +0.500 [+0.000, +1.000]") == 1

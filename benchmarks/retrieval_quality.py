@@ -147,6 +147,17 @@ class VectorCache:
         return np.stack([self.rows[self.key(t)] for t in texts]), len(missing)
 
 
+def statement_sample(gold_docs: set[int], total: int, max_statements: int) -> list[int]:
+    """The docs searched: all `total` (max_statements 0), else every gold doc plus evenly spaced others
+    up to max_statements."""
+    if not max_statements:
+        return list(range(total))
+    others = sorted(set(range(total)) - gold_docs)
+    extra = max(0, max_statements - len(gold_docs))
+    return sorted(gold_docs | ({others[i * len(others) // extra] for i in range(extra)} if extra < len(others)
+                               else set(others)))
+
+
 def unit(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.maximum(np.linalg.norm(matrix, axis=-1, keepdims=True), 1e-12)
 
@@ -358,6 +369,9 @@ def main() -> None:
     parser.add_argument("--max-queries", type=int, default=0, help="queries kept per automatic set, evenly spaced")
     parser.add_argument("--max-statements", type=int, default=0,
                         help="search over the gold statements plus evenly spaced others up to this many (0: all)")
+    parser.add_argument("--sets", nargs="+", metavar="NAME",
+                        help="score only these sets (a partial run on the same statements: with --max-statements "
+                             "the sample still holds every set's gold)")
     parser.add_argument("--index", action="store_true",
                         help="also build the corpus's vector index over each set's vectors and compare its vector "
                              "search with the exact scan (metrics, recall, per-query gold ranks), before and after "
@@ -386,13 +400,10 @@ def main() -> None:
                 picks = [i * len(queries) // args.max_queries for i in range(args.max_queries)]
                 sets[name] = ([queries[i] for i in picks], [records[i] for i in picks])
     gold = {name: [resolve_gold(base, q) for q in queries] for name, (queries, _) in sets.items()}
-    keep = sorted({docs_of[t] for golds in gold.values() for ids, _ in golds for t in ids})
-    if args.max_statements and args.max_statements > len(keep):
-        others = sorted(set(range(len(rows))) - set(keep))
-        extra = args.max_statements - len(keep)
-        keep = sorted(set(keep) | {others[i * len(others) // extra] for i in range(min(extra, len(others)))})
-    elif not args.max_statements:
-        keep = list(range(len(rows)))
+    keep = statement_sample({docs_of[t] for golds in gold.values() for ids, _ in golds for t in ids}, len(rows),
+                            args.max_statements)
+    if args.sets:       # after the sample: the statements searched stay those of a run over every set
+        sets = {name: value for name, value in sets.items() if name in args.sets}
     print(f"{len(keep)} of {len(rows)} statements searched; sets: " + ", ".join(f"{n} ({len(q)})" for n, (q, _) in sets.items()))
 
     # Lexical rankings depend on the set (its hiding) but not on model or template: compute once.

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from benchmarks import retrieval_quality
-from benchmarks.retrieval_quality import VectorCache, bootstrap_interval, summarize, unit
+from benchmarks.retrieval_quality import VectorCache, bootstrap_interval, statement_sample, summarize, unit
 from transforms.embed.encoder import DEFAULT_MODEL
 from transforms.embed import EmbedConfig, Encoder
 
@@ -80,3 +80,10 @@ def test_each_models_best_configuration_is_set_against_the_default(tmp_path, cap
     assert "('sentence-transformers/all-MiniLM-L6-v2', 'context-v1', 'vector')" in out.split("\n")[0]  # the default chosen
     assert "other's best on the tuning sets: ('dir/other', 'plain', 'vector') (mean 0.438, the default's 0.500)" in out
     assert out.count("named-heldout 1.000 - 0.500 = +0.500 [+0.000, +1.000]") == 1
+
+
+def test_the_statement_sample_holds_every_gold_and_evenly_spaced_others():
+    assert statement_sample({3, 7}, 10, 0) == list(range(10))
+    assert statement_sample({3, 7}, 10, 2) == [3, 7] == statement_sample({3, 7}, 10, 1)
+    assert statement_sample({3, 7}, 10, 6) == [0, 2, 3, 5, 7, 8]       # others 0 1 2 4 5 6 8 9, every second
+    assert statement_sample({3, 7}, 10, 50) == list(range(10))

@@ -129,7 +129,7 @@ class VectorCache:
         keys = [self.key(t) for t in texts]
         name = hashlib.sha1("".join(keys).encode()).hexdigest()[:20]
         np.save(self.folder / f"{name}.npy", matrix)
-        partial = self.folder / f"{name}.keys.json.partial"    # renamed once whole: a kill never leaves half a keys file
+        partial = self.folder / f"{name}.keys.json.partial"    # renamed whole: a kill leaves no half keys file
         partial.write_text(json.dumps(keys))
         partial.replace(self.folder / f"{name}.keys.json")
         self.rows.update(zip(keys, matrix))
@@ -309,13 +309,14 @@ def summarize(paths: list[str]) -> None:
     best = max(candidates, key=lambda k: mean(k, tuning))
     print(f"\nchosen on {', '.join(tuning)} (best mean theorem MRR@20): {best}")
     ranks = {(config(c), c["set"]): c.get("theorem_ranks") for c in cells}
-    baselines = [(DEFAULT_MODEL, DEFAULT_TEMPLATE, "vector"), (DEFAULT_MODEL, PLAIN, "vector"), (DEFAULT_MODEL, CONTEXT, "vector")]
+    baselines = [(DEFAULT_MODEL, t, "vector") for t in (DEFAULT_TEMPLATE, PLAIN, CONTEXT)]
     print_margins(best, baselines, sets, held_out, by, ranks)
     for model in dict.fromkeys(k[0] for k in candidates):   # each model's own choice, against today's default
         if model != best[0]:
             own = max((k for k in candidates if k[0] == model), key=lambda k: mean(k, tuning))
             default = f", the default's {mean(baselines[0], tuning):.3f}" if baselines[0] in candidates else ""
-            print(f"\n{model.rsplit('/', 1)[-1]}'s best on the tuning sets: {own} (mean {mean(own, tuning):.3f}{default})")
+            print(f"\n{model.rsplit('/', 1)[-1]}'s best on the tuning sets: {own} "
+                  f"(mean {mean(own, tuning):.3f}{default})")
             print_margins(own, baselines[:1], sets, held_out, by, ranks)
 
 

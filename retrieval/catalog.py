@@ -167,14 +167,19 @@ def open_catalog(path: str) -> Catalog:
     return Catalog(root=root, con=con, manifest=manifest, embedding=info, views=views)
 
 
+def spill_directory() -> str:
+    """A new empty directory of this process's own for DuckDB to spill to, removed at exit."""
+    spill = tempfile.mkdtemp(prefix="thmforge-sql-")
+    atexit.register(shutil.rmtree, spill, ignore_errors=True)
+    return spill
+
+
 def lock_down(con: duckdb.DuckDBPyConnection, root: pathlib.Path) -> None:
     """No file access beyond the output directory, no extensions, no way to turn this back on.
 
     DuckDB also lets a locked connection read its temp directory, by default `<cwd>/.tmp/`; it gets
-    a private empty one instead, removed at exit, so large sorts can still spill to disk."""
-    spill = tempfile.mkdtemp(prefix="thmforge-sql-")
-    atexit.register(shutil.rmtree, spill, ignore_errors=True)
-    con.execute("SET temp_directory = ?", [spill])
+    a private empty one instead (`spill_directory`), so large sorts can still spill to disk."""
+    con.execute("SET temp_directory = ?", [spill_directory()])
     allowed = str(root).rstrip("/") + "/"
     con.execute("SET allowed_directories = ?", [[allowed]])
     con.execute("SET enable_external_access = false")

@@ -357,20 +357,32 @@ class VectorIndex:
         order = np.lexsort((docs, -scores))[:k]
         return [(int(docs[i]), float(scores[i])) for i in order]
 
-    def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
-        """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters."""
+    def probes(self, allowed: Optional[np.ndarray] = None) -> bool:
+        """Whether a search over `allowed` (None: every row) probes the lists, rather than scanning
+        the rows exactly."""
+        return (self.doc_limit if allowed is None else len(allowed)) > self.exact_filter_rows
+
+    def selector_bitmap(self, allowed: np.ndarray) -> np.ndarray:
+        """The bits faiss's `IDSelectorBitmap` reads for `allowed` (bit d % 8 of byte d // 8); a
+        caller that filters the same way again keeps it (a bool mask of every doc, then packed)."""
+        mask = np.zeros(self.doc_limit, dtype=bool)
+        mask[allowed[allowed < self.doc_limit]] = True
+        return np.packbits(mask, bitorder="little")
+
+    def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None,
+               bitmap: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+        """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters,
+        `bitmap`: their `selector_bitmap` when the caller has it."""
         import faiss
 
-        if (self.doc_limit if allowed is None else len(allowed)) <= self.exact_filter_rows:
+        if not self.probes(allowed):
             return self.exact(query, k, allowed)
         query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
         want = max(self.shortlist, 10 * k)
         params = faiss.SearchParametersIVF()
         if allowed is not None:
-            mask = np.zeros(self.doc_limit, dtype=bool)
-            mask[allowed[allowed < self.doc_limit]] = True
-            bitmap = np.packbits(mask, bitorder="little")
-            selector = faiss.IDSelectorBitmap(self.doc_limit, faiss.swig_ptr(bitmap))
+            bitmap = self.selector_bitmap(allowed) if bitmap is None else bitmap
+            selector = faiss.IDSelectorBitmap(self.doc_limit, faiss.swig_ptr(bitmap))    # alive through the search
             params.sel = selector
         nprobe = self.nprobe
         if allowed is not None:     # the allowed rows' neighbours spread over more lists: probe more

@@ -335,3 +335,54 @@ def test_benchmark_exact_pass_equals_the_exact_searcher(synthetic_corpus):
         assert [[d for d, _ in g] for g in got] == [[d for d, _ in w] for w in want]
         assert [s for g in got for _, s in g] == pytest.approx([s for w in want for _, s in w], abs=1e-6)
         assert all(len(g) == min(k, len(allowed) if allowed is not None else k) for g in got)
+
+
+def test_search_database_is_read_with_capped_memory_and_spills_outside_the_corpus(synthetic_corpus):
+    """DuckDB's default buffer pool is 80% of RAM and its default spill directory is next to the
+    database file, inside the corpus: `search` and `serve` cap the one and move the other."""
+    from retrieval.search import SEARCH_MEMORY
+    from retrieval.service import SearchService
+
+    searcher = Searcher(open_catalog(str(synthetic_corpus)))
+    assert searcher.indexed
+    limit, spill = searcher.con.execute(
+        "SELECT current_setting('memory_limit'), current_setting('temp_directory')").fetchone()
+    capped = duckdb.connect()
+    capped.execute("SET memory_limit = ?", [SEARCH_MEMORY])
+    assert limit == capped.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert not pathlib.Path(spill).is_relative_to(synthetic_corpus) and pathlib.Path(spill).is_dir()
+    SearchService(searcher)         # requests run side by side: one DuckDB thread each
+    assert searcher.con.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+
+
+def test_filters_are_kept_and_stay_exact(synthetic_corpus):
+    """A filter's allowed docs (and faiss bitmap) are computed once and kept; what is kept equals a
+    fresh scan, the search with the kept bitmap equals the search that builds it, and the least
+    recently used filter is dropped past the cache's bytes."""
+    from retrieval.search import FilterCache
+
+    searcher = Searcher(open_catalog(str(synthetic_corpus)))
+    index = searcher._vector_index()
+    index.exact_filter_rows = 0         # probe the lists with a bitmap, as a large corpus does
+    filters = [make_filters(kinds=["lemma"]), make_filters(year_from=2016, year_to=2017),
+               make_filters(kinds=["theorem"], paper_ids=["arxiv:s17", "arxiv:s40"])]
+    con = duckdb.connect()
+    corpus = f"read_parquet('{synthetic_corpus}/theorems/**/*.parquet', hive_partitioning = true)"
+    query = vector_index.unit_rows(np.random.default_rng(2).standard_normal((1, 16)).astype(np.float32))[0]
+    for f, where in zip(filters, ("kind = 'lemma'", "year BETWEEN 2016 AND 2017",
+                                  "kind = 'theorem' AND paper_id IN ('arxiv:s17', 'arxiv:s40')")):
+        ids = {row[0] for row in con.execute(f"SELECT theorem_id FROM {corpus} WHERE {where}").fetchall()}
+        allowed = searcher._allowed_docs(f)
+        assert searcher._allowed_docs(f) is allowed and not allowed.flags.writeable
+        assert np.all(np.diff(allowed) > 0)
+        found = {h.theorem_id for h in searcher.hits([(int(d), 0.0) for d in allowed])}
+        assert found == ids
+        ranked = searcher.vector_ranking("", 10, f, query.tolist())
+        assert ranked == index.search(query, 10, allowed) and {d for d, _ in ranked} <= set(allowed.tolist())
+        bitmap = searcher.filter_cache.get(f, "bitmap", lambda: pytest.fail("the bitmap was not kept"))
+        assert np.array_equal(np.flatnonzero(np.unpackbits(bitmap, bitorder="little")), allowed)
+    cache = FilterCache(max_bytes=5 * 8 * 1000)      # 1,000, 2,000 and 3,000 docs: the first one is dropped
+    kept = [cache.get(f, "docs", lambda n=n: np.arange(n * 1000)) for n, f in enumerate(filters, start=1)]
+    assert cache.get(filters[1], "docs", lambda: np.zeros(0)) is kept[1]
+    assert cache.get(filters[2], "docs", lambda: np.zeros(0)) is kept[2]
+    assert len(cache.get(filters[0], "docs", lambda: np.zeros(0))) == 0     # dropped, so computed again

@@ -216,6 +216,7 @@ class Searcher:
             return
         self.con = catalog.con
         self._lexical_ready = False
+        catalog.ensure_views()
         try:
             self.size = materialize(self.con, persistent=True)   # in the catalog's in-memory database
         except duckdb.Error as exc:

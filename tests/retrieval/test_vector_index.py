@@ -386,3 +386,16 @@ def test_filters_are_kept_and_stay_exact(synthetic_corpus):
     assert cache.get(filters[1], "docs", lambda: np.zeros(0)) is kept[1]
     assert cache.get(filters[2], "docs", lambda: np.zeros(0)) is kept[2]
     assert len(cache.get(filters[0], "docs", lambda: np.zeros(0))) == 0     # dropped, so computed again
+
+
+def test_a_search_from_the_index_binds_no_views_of_the_tables(indexed_corpus, corpus_dir):
+    """Binding the views reads every Parquet file's footer; `search` opens the catalog without them
+    and the searcher makes them only when it has no current index to answer from."""
+    lean = open_catalog(str(indexed_corpus), views=False)
+    searcher = Searcher(lean)
+    assert searcher.indexed and lean.views is None
+    assert [h.theorem_id for h in searcher.search("compact", 3)] == \
+        [h.theorem_id for h in Searcher(open_catalog(str(indexed_corpus))).search("compact", 3)]
+    plain = open_catalog(str(corpus_dir), views=False)
+    searcher = Searcher(plain)
+    assert not searcher.indexed and {"theorems", "papers"} <= set(plain.views) and searcher.search("compact", 3)

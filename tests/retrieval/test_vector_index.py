@@ -1,5 +1,6 @@
 """The persisted search index: built by the Beam job, read memory-mapped, exact where it counts."""
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -253,6 +254,24 @@ def test_stored_vectors_are_read_not_mapped(synthetic_corpus):
     index.search(matrix[0], 10, np.unique(docs))
     stored = str(synthetic_corpus / "index" / "description" / vector_index.STORED)
     assert stored not in pathlib.Path("/proc/self/maps").read_text()
+
+
+def test_stored_rows_not_in_the_page_cache_are_read_all_the_same(synthetic_corpus):
+    """Rows on disk are not waited for one by one (RWF_NOWAIT, then all asked of the disk at once);
+    they read as the rows in the page cache do."""
+    index = vector_index.open_index(synthetic_corpus, "description", vector_index.fresh_plan(synthetic_corpus))
+    docs = np.sort(np.random.default_rng(4).choice(12_000, 500, replace=False))
+    cached = index.stored(docs)
+    os.fsync(index._stored_fd)      # written back, so that the cache can drop the pages
+    os.posix_fadvise(index._stored_fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    try:
+        os.preadv(index._stored_fd, [bytearray(64)], int(docs[0]) * index.dim * 4, os.RWF_NOWAIT)
+        evicted = False
+    except BlockingIOError:
+        evicted = True
+    assert np.array_equal(index.stored(docs), cached) and np.abs(np.linalg.norm(cached, axis=1) - 1).max() < 1e-5
+    if not evicted:
+        pytest.skip("this file system keeps the pages (tmpfs): the rows were read from the cache")
 
 
 def test_serve_answers_equal_the_search_command_without_torch(indexed_corpus, capsys):

@@ -418,3 +418,18 @@ def test_a_search_from_the_index_binds_no_views_of_the_tables(indexed_corpus, co
     plain = open_catalog(str(corpus_dir), views=False)
     searcher = Searcher(plain)
     assert not searcher.indexed and {"theorems", "papers"} <= set(plain.views) and searcher.search("compact", 3)
+
+
+def test_serve_binds_the_views_at_the_first_lookup(indexed_corpus):
+    """`serve` answers searches from the index without the catalog's views; a statement, paper or
+    neighbourhood lookup binds them, once."""
+    from retrieval.service import SearchRequest, SearchService
+
+    catalog = open_catalog(str(indexed_corpus), views=False)
+    service = SearchService(Searcher(catalog))
+    found = service.search(SearchRequest(query="compact", n_results=3))["results"]
+    assert found and catalog.views is None
+    statement = service.statement(found[0]["theorem_id"])
+    views = catalog.views
+    assert statement["theorem_id"] == found[0]["theorem_id"] and "theorems" in views
+    assert service.paper(statement["paper_id"])["paper_id"] == statement["paper_id"] and catalog.views is views

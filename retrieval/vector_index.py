@@ -343,30 +343,24 @@ class VectorIndex:
         breaks = np.flatnonzero(np.diff(docs) != 1) + 1
         starts, stops = np.concatenate(([0], breaks)).tolist(), np.concatenate((breaks, [len(docs)])).tolist()
         missed = []
+        flags = os.RWF_NOWAIT if self._nowait else 0
         for start, stop, offset in zip(starts, stops, (docs[starts] * row_bytes).tolist()):
             part = view[start * row_bytes:stop * row_bytes]
-            if self._read_cached(part, offset) < len(part):
-                missed.append((part, offset))
+            try:
+                if os.preadv(self._stored_fd, [part], offset, flags) == len(part):
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if exc.errno != errno.EOPNOTSUPP:
+                    raise
+                self._nowait, flags = False, 0      # a file system without non-blocking buffered reads
+            missed.append((part, offset))
         for part, offset in missed:
             os.posix_fadvise(self._stored_fd, offset, len(part), os.POSIX_FADV_WILLNEED)
         for part, offset in missed:
             os.preadv(self._stored_fd, [part], offset)
         return out
-
-    def _read_cached(self, part: memoryview, offset: int) -> int:
-        """Bytes read into `part` from the page cache without waiting for the disk (all of them
-        where the platform cannot tell)."""
-        if not self._nowait:
-            return os.preadv(self._stored_fd, [part], offset)
-        try:
-            return os.preadv(self._stored_fd, [part], offset, os.RWF_NOWAIT)
-        except BlockingIOError:
-            return 0
-        except OSError as exc:
-            if exc.errno != errno.EOPNOTSUPP:
-                raise
-            self._nowait = False        # a file system without non-blocking buffered reads
-            return os.preadv(self._stored_fd, [part], offset)
 
     def _rescored(self, query: np.ndarray, docs: np.ndarray, k: int) -> list[tuple[int, float]]:
         docs = np.unique(docs[docs >= 0])

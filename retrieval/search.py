@@ -15,6 +15,7 @@ loaded once, under a lock.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import threading
@@ -24,7 +25,7 @@ import duckdb
 import numpy as np
 
 from retrieval import extensions, lexical, vector_index, vectors
-from retrieval.catalog import Catalog
+from retrieval.catalog import Catalog, spill_directory
 from retrieval.filters import Filters, where_sql
 from schemas.errors import UsageError
 
@@ -34,6 +35,45 @@ RRF_K = 60                 # reciprocal-rank fusion constant (Cormack et al.)
 FUSION_DEPTH = 100         # candidates taken from each ranking before fusing or reranking
 LEXICAL_WEIGHT = 0.25      # BM25's weight in hybrid fusion: best on the tuning sets (benchmarks/retrieval_quality.py)
 SNIPPET_CHARS = 240
+# DuckDB's buffer pool over an index's search.duckdb (its default, 80% of RAM, let serve keep the
+# pages of the table it scanned for filters and hits: 826 MB anonymous at 10M rows, 263 at 1M);
+# past the cap, pages are evicted and read again, and a large sort spills to a private directory
+SEARCH_MEMORY = "512MB"
+FILTER_CACHE_BYTES = 64 << 20   # allowed doc ids (8 B each) and bitmaps of recent filters
+
+
+class FilterCache:
+    """The allowed doc ids of recent filters over a persisted index, with the faiss bitmap made from
+    them once needed; least recently used first out past `max_bytes`. A filter is a scan of the
+    search table, the same answer every time for an index that does not change, and a served
+    corpus sees the same few filters again and again. Safe from many threads (two threads missing
+    the same filter both compute it; the entries are read-only)."""
+
+    def __init__(self, max_bytes: int = FILTER_CACHE_BYTES):
+        self.max_bytes = max_bytes
+        self._entries: collections.OrderedDict[Filters, dict] = collections.OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, filters: Filters, key: str, compute) -> np.ndarray:
+        """The entry's `key` ("docs" or "bitmap") for `filters`, from `compute()` when not kept yet."""
+        with self._lock:
+            entry = self._entries.get(filters)
+            if entry is not None:
+                self._entries.move_to_end(filters)
+                if key in entry:
+                    return entry[key]
+        value = compute()
+        value.flags.writeable = False
+        with self._lock:
+            entry = self._entries.setdefault(filters, {})
+            if key not in entry:
+                entry[key] = value
+                self._bytes += value.nbytes
+            while self._bytes > self.max_bytes and self._entries:
+                _, dropped = self._entries.popitem(last=False)
+                self._bytes -= sum(v.nbytes for v in dropped.values())
+        return value
 
 
 @dataclasses.dataclass
@@ -123,6 +163,13 @@ def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K,
     return sorted(scores.items(), key=lambda item: -item[1])
 
 
+@functools.cache
+def _search_db_config() -> dict:
+    """The configuration of every connection to an index's search.duckdb in this process (DuckDB
+    refuses a second connection to an open database with another one)."""
+    return {"memory_limit": SEARCH_MEMORY, "temp_directory": spill_directory()}
+
+
 @functools.lru_cache(maxsize=4)
 def _encoder_for(config):
     """One loaded model per configuration and process (searchers over the same corpus share it)."""
@@ -159,15 +206,17 @@ class Searcher:
             self.shards = vector_index.fresh_plan(catalog.root)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        self.filter_cache = FilterCache()
         if self.shards is not None:
             self.con = duckdb.connect(str(catalog.root / vector_index.INDEX_DIR / vector_index.SEARCH_DB),
-                                      read_only=True)
+                                      read_only=True, config=_search_db_config())
             extensions.load(self.con, "fts")
             self._lexical_ready = True      # persisted with the table by the index job
             self.size = self.con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]
             return
         self.con = catalog.con
         self._lexical_ready = False
+        catalog.ensure_views()
         try:
             self.size = materialize(self.con, persistent=True)   # in the catalog's in-memory database
         except duckdb.Error as exc:
@@ -303,16 +352,20 @@ class Searcher:
         return f"{alias}.doc IN (SELECT c.doc FROM search_corpus c WHERE {where})", params
 
     def _allowed_docs(self, filters: Filters) -> Optional[np.ndarray]:
-        """The sorted doc ids passing `filters`, or None without filters."""
+        """The sorted doc ids passing `filters` (read-only), or None without filters."""
         where, params = where_sql(filters)
         if where == "true":
             return None
-        try:
-            rows = self.cursor().execute(f"SELECT doc FROM search_corpus c WHERE {where} ORDER BY doc",
-                                         params).fetchnumpy()
-        except duckdb.Error as exc:
-            raise UsageError(f"search failed: {exc}") from None
-        return np.asarray(rows["doc"], dtype=np.int64)
+
+        def scan() -> np.ndarray:
+            try:    # in table order, which is doc order; sorted here only if not (DuckDB's sort cost more)
+                rows = self.cursor().execute(f"SELECT doc FROM search_corpus c WHERE {where}", params).fetchnumpy()
+            except duckdb.Error as exc:
+                raise UsageError(f"search failed: {exc}") from None
+            docs = np.asarray(rows["doc"], dtype=np.int64)
+            return docs if np.all(docs[1:] > docs[:-1]) else np.unique(docs)
+
+        return self.filter_cache.get(filters, "docs", scan) if self.indexed else scan()
 
     def vector_ranking(self, query: str, k: int, filters: Filters, vector: Optional[list[float]] = None):
         vector = vector if vector is not None else self.embed_query(query)
@@ -323,7 +376,13 @@ class Searcher:
             if len(vector) != index.dim:
                 raise UsageError(f"search failed: query has {len(vector)} dimensions, the index {index.dim}")
             allowed = self._allowed_docs(filters)
-            return (index.exact if self.exact else index.search)(np.asarray(vector, dtype=np.float32), k, allowed)
+            query = np.asarray(vector, dtype=np.float32)
+            if self.exact:
+                return index.exact(query, k, allowed)
+            bitmap = None
+            if allowed is not None and index.probes(allowed):
+                bitmap = self.filter_cache.get(filters, "bitmap", lambda: index.selector_bitmap(allowed))
+            return index.search(query, k, allowed, bitmap)
         table = self._vector_table()
         restrict, params = self._restrict(filters, "v")
         try:

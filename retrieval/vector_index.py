@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
 import pathlib
@@ -321,6 +322,7 @@ class VectorIndex:
         # memory, and the kernel maps whole page-cache folios on a fault (a gather of 632 rows of a
         # mapped 1M-row file added 377 MB), so re-scoring would hold most of a 10M-row file
         self._stored_fd = os.open(path, os.O_RDONLY) if self.doc_limit else None
+        self._nowait = hasattr(os, "RWF_NOWAIT") and hasattr(os, "posix_fadvise")
 
     def __del__(self):
         if getattr(self, "_stored_fd", None) is not None:
@@ -328,7 +330,10 @@ class VectorIndex:
 
     def stored(self, docs: np.ndarray) -> np.ndarray:
         """The stored unit vectors of `docs` (zeros for a doc without one): one `preadv` per run of
-        consecutive docs, straight into the result (2 us a run; a `pread` and a copy took 5)."""
+        consecutive docs, straight into the result (2 us a run; a `pread` and a copy took 5).
+        A run not in the page cache does not wait there (`RWF_NOWAIT`): the misses are all asked
+        of the disk at once (`POSIX_FADV_WILLNEED`), then read, so a shortlist whose rows are on
+        disk (a 10M-row file is 15 GB) waits about one disk read rather than one per row."""
         docs = np.asarray(docs, dtype=np.int64)
         out = np.zeros((len(docs), self.dim), dtype=np.float32)
         if self._stored_fd is None or not len(docs):
@@ -337,8 +342,24 @@ class VectorIndex:
         view = memoryview(out).cast("B")
         breaks = np.flatnonzero(np.diff(docs) != 1) + 1
         starts, stops = np.concatenate(([0], breaks)).tolist(), np.concatenate((breaks, [len(docs)])).tolist()
+        missed = []
+        flags = os.RWF_NOWAIT if self._nowait else 0
         for start, stop, offset in zip(starts, stops, (docs[starts] * row_bytes).tolist()):
-            os.preadv(self._stored_fd, [view[start * row_bytes:stop * row_bytes]], offset)
+            part = view[start * row_bytes:stop * row_bytes]
+            try:
+                if os.preadv(self._stored_fd, [part], offset, flags) == len(part):
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError as exc:
+                if exc.errno != errno.EOPNOTSUPP:
+                    raise
+                self._nowait, flags = False, 0      # a file system without non-blocking buffered reads
+            missed.append((part, offset))
+        for part, offset in missed:
+            os.posix_fadvise(self._stored_fd, offset, len(part), os.POSIX_FADV_WILLNEED)
+        for part, offset in missed:
+            os.preadv(self._stored_fd, [part], offset)
         return out
 
     def _rescored(self, query: np.ndarray, docs: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -357,20 +378,32 @@ class VectorIndex:
         order = np.lexsort((docs, -scores))[:k]
         return [(int(docs[i]), float(scores[i])) for i in order]
 
-    def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
-        """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters."""
+    def probes(self, allowed: Optional[np.ndarray] = None) -> bool:
+        """Whether a search over `allowed` (None: every row) probes the lists, rather than scanning
+        the rows exactly."""
+        return (self.doc_limit if allowed is None else len(allowed)) > self.exact_filter_rows
+
+    def selector_bitmap(self, allowed: np.ndarray) -> np.ndarray:
+        """The bits faiss's `IDSelectorBitmap` reads for `allowed` (bit d % 8 of byte d // 8); a
+        caller that filters the same way again keeps it (a bool mask of every doc, then packed)."""
+        mask = np.zeros(self.doc_limit, dtype=bool)
+        mask[allowed[allowed < self.doc_limit]] = True
+        return np.packbits(mask, bitorder="little")
+
+    def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None,
+               bitmap: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+        """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters,
+        `bitmap`: their `selector_bitmap` when the caller has it."""
         import faiss
 
-        if (self.doc_limit if allowed is None else len(allowed)) <= self.exact_filter_rows:
+        if not self.probes(allowed):
             return self.exact(query, k, allowed)
         query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
         want = max(self.shortlist, 10 * k)
         params = faiss.SearchParametersIVF()
         if allowed is not None:
-            mask = np.zeros(self.doc_limit, dtype=bool)
-            mask[allowed[allowed < self.doc_limit]] = True
-            bitmap = np.packbits(mask, bitorder="little")
-            selector = faiss.IDSelectorBitmap(self.doc_limit, faiss.swig_ptr(bitmap))
+            bitmap = self.selector_bitmap(allowed) if bitmap is None else bitmap
+            selector = faiss.IDSelectorBitmap(self.doc_limit, faiss.swig_ptr(bitmap))    # alive through the search
             params.sel = selector
         nprobe = self.nprobe
         if allowed is not None:     # the allowed rows' neighbours spread over more lists: probe more

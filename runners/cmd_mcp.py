@@ -23,7 +23,7 @@ def run(args, beam_args) -> int:
     from retrieval.mcp_tools import build_mcp_server
     from retrieval.service import SearchService
 
-    searcher = searcher_from_args(args, lean_encoder=True)
+    searcher = searcher_from_args(args, lean_encoder=True, views=False)
     searcher.prepare()      # load the model before the client's first call, not during it
     build_mcp_server(SearchService(searcher)).run("stdio")
     return 0

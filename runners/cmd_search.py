@@ -60,7 +60,8 @@ def add_searcher_arguments(parser: argparse.ArgumentParser) -> None:
                         help="scan every stored vector instead of the index (the reference for its recall)")
 
 
-def searcher_from_args(args, *, lean_encoder: bool = False) -> Searcher:
+def searcher_from_args(args, *, lean_encoder: bool = False, views: bool = True) -> Searcher:
+    """`views=False`: the catalog's views only if the search needs them (no current index)."""
     if not 1 <= args.rerank_depth <= MAX_K:
         raise UsageError(f"--rerank-depth: between 1 and {MAX_K}")
     if not 0 <= args.lexical_weight <= 100:
@@ -70,7 +71,7 @@ def searcher_from_args(args, *, lean_encoder: bool = False) -> Searcher:
         from retrieval.rerank import CrossEncoderReranker
 
         reranker = CrossEncoderReranker(args.rerank)
-    catalog = open_catalog(args.dir)
+    catalog = open_catalog(args.dir, views=views)
     if not any((catalog.root / table).is_dir() for table in ("papers", "theorems")):
         raise UsageError(f"{args.dir}: not a corpus (no papers/ or theorems/): build one with build-corpus")
     return Searcher(catalog, query_model=args.query_model, representation=args.representation,
@@ -112,7 +113,7 @@ def run(args, beam_args) -> int:
     if not query or len(query) > MAX_QUERY_CHARS:
         raise UsageError(f"query: between 1 and {MAX_QUERY_CHARS} characters")
     filters = filters_from_args(args)
-    searcher = searcher_from_args(args, lean_encoder=True)    # one query: no torch import
+    searcher = searcher_from_args(args, lean_encoder=True, views=False)    # one query: no torch import
     if args.mode != "lexical":
         searcher.encoder            # the model loads before pandas is hidden (a fallback may need it)
     with contextlib.nullcontext() if args.rerank else pandas_hidden():

@@ -52,7 +52,7 @@ def run(args, beam_args) -> int:
     from retrieval.service import SearchService
     from retrieval.web import create_app
 
-    searcher = searcher_from_args(args, lean_encoder=True)    # NumPy query encoder: no torch in memory
+    searcher = searcher_from_args(args, lean_encoder=True, views=False)    # NumPy query encoder: no torch in memory
     searcher.prepare()      # a bad model fails at start, and the first request builds no index
     try:
         sock = listening_socket(args.host, args.port)

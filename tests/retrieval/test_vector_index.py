@@ -1,5 +1,6 @@
 """The persisted search index: built by the Beam job, read memory-mapped, exact where it counts."""
 import json
+import os
 import pathlib
 import re
 import shutil
@@ -255,6 +256,24 @@ def test_stored_vectors_are_read_not_mapped(synthetic_corpus):
     assert stored not in pathlib.Path("/proc/self/maps").read_text()
 
 
+def test_stored_rows_not_in_the_page_cache_are_read_all_the_same(synthetic_corpus):
+    """Rows on disk are not waited for one by one (RWF_NOWAIT, then all asked of the disk at once);
+    they read as the rows in the page cache do."""
+    index = vector_index.open_index(synthetic_corpus, "description", vector_index.fresh_plan(synthetic_corpus))
+    docs = np.sort(np.random.default_rng(4).choice(12_000, 500, replace=False))
+    cached = index.stored(docs)
+    os.fsync(index._stored_fd)      # written back, so that the cache can drop the pages
+    os.posix_fadvise(index._stored_fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    try:
+        os.preadv(index._stored_fd, [bytearray(64)], int(docs[0]) * index.dim * 4, os.RWF_NOWAIT)
+        evicted = False
+    except BlockingIOError:
+        evicted = True
+    assert np.array_equal(index.stored(docs), cached) and np.abs(np.linalg.norm(cached, axis=1) - 1).max() < 1e-5
+    if not evicted:
+        pytest.skip("this file system keeps the pages (tmpfs): the rows were read from the cache")
+
+
 def test_serve_answers_equal_the_search_command_without_torch(indexed_corpus, capsys):
     """`serve` embeds queries like `search` (NumPy, no torch loaded): the same hits, the same scores."""
     server = subprocess.Popen([sys.executable, "-m", "runners.cli", "serve", str(indexed_corpus), "--port", "0",
@@ -335,3 +354,82 @@ def test_benchmark_exact_pass_equals_the_exact_searcher(synthetic_corpus):
         assert [[d for d, _ in g] for g in got] == [[d for d, _ in w] for w in want]
         assert [s for g in got for _, s in g] == pytest.approx([s for w in want for _, s in w], abs=1e-6)
         assert all(len(g) == min(k, len(allowed) if allowed is not None else k) for g in got)
+
+
+def test_search_database_is_read_with_capped_memory_and_spills_outside_the_corpus(synthetic_corpus):
+    """DuckDB's default buffer pool is 80% of RAM and its default spill directory is next to the
+    database file, inside the corpus: `search` and `serve` cap the one and move the other."""
+    from retrieval.search import SEARCH_MEMORY
+    from retrieval.service import SearchService
+
+    searcher = Searcher(open_catalog(str(synthetic_corpus)))
+    assert searcher.indexed
+    limit, spill = searcher.con.execute(
+        "SELECT current_setting('memory_limit'), current_setting('temp_directory')").fetchone()
+    capped = duckdb.connect()
+    capped.execute("SET memory_limit = ?", [SEARCH_MEMORY])
+    assert limit == capped.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert not pathlib.Path(spill).is_relative_to(synthetic_corpus) and pathlib.Path(spill).is_dir()
+    SearchService(searcher)         # requests run side by side: one DuckDB thread each
+    assert searcher.con.execute("SELECT current_setting('threads')").fetchone()[0] == 1
+
+
+def test_filters_are_kept_and_stay_exact(synthetic_corpus):
+    """A filter's allowed docs (and faiss bitmap) are computed once and kept; what is kept equals a
+    fresh scan, the search with the kept bitmap equals the search that builds it, and the least
+    recently used filter is dropped past the cache's bytes."""
+    from retrieval.search import FilterCache
+
+    searcher = Searcher(open_catalog(str(synthetic_corpus)))
+    index = searcher._vector_index()
+    index.exact_filter_rows = 0         # probe the lists with a bitmap, as a large corpus does
+    filters = [make_filters(kinds=["lemma"]), make_filters(year_from=2016, year_to=2017),
+               make_filters(kinds=["theorem"], paper_ids=["arxiv:s17", "arxiv:s40"])]
+    con = duckdb.connect()
+    corpus = f"read_parquet('{synthetic_corpus}/theorems/**/*.parquet', hive_partitioning = true)"
+    query = vector_index.unit_rows(np.random.default_rng(2).standard_normal((1, 16)).astype(np.float32))[0]
+    for f, where in zip(filters, ("kind = 'lemma'", "year BETWEEN 2016 AND 2017",
+                                  "kind = 'theorem' AND paper_id IN ('arxiv:s17', 'arxiv:s40')")):
+        ids = {row[0] for row in con.execute(f"SELECT theorem_id FROM {corpus} WHERE {where}").fetchall()}
+        allowed = searcher._allowed_docs(f)
+        assert searcher._allowed_docs(f) is allowed and not allowed.flags.writeable
+        assert np.all(np.diff(allowed) > 0)
+        found = {h.theorem_id for h in searcher.hits([(int(d), 0.0) for d in allowed])}
+        assert found == ids
+        ranked = searcher.vector_ranking("", 10, f, query.tolist())
+        assert ranked == index.search(query, 10, allowed) and {d for d, _ in ranked} <= set(allowed.tolist())
+        bitmap = searcher.filter_cache.get(f, "bitmap", lambda: pytest.fail("the bitmap was not kept"))
+        assert np.array_equal(np.flatnonzero(np.unpackbits(bitmap, bitorder="little")), allowed)
+    cache = FilterCache(max_bytes=5 * 8 * 1000)      # 1,000, 2,000 and 3,000 docs: the first one is dropped
+    kept = [cache.get(f, "docs", lambda n=n: np.arange(n * 1000)) for n, f in enumerate(filters, start=1)]
+    assert cache.get(filters[1], "docs", lambda: np.zeros(0)) is kept[1]
+    assert cache.get(filters[2], "docs", lambda: np.zeros(0)) is kept[2]
+    assert len(cache.get(filters[0], "docs", lambda: np.zeros(0))) == 0     # dropped, so computed again
+
+
+def test_a_search_from_the_index_binds_no_views_of_the_tables(indexed_corpus, corpus_dir):
+    """Binding the views reads every Parquet file's footer; `search` opens the catalog without them
+    and the searcher makes them only when it has no current index to answer from."""
+    lean = open_catalog(str(indexed_corpus), views=False)
+    searcher = Searcher(lean)
+    assert searcher.indexed and lean.views is None
+    assert [h.theorem_id for h in searcher.search("compact", 3)] == \
+        [h.theorem_id for h in Searcher(open_catalog(str(indexed_corpus))).search("compact", 3)]
+    plain = open_catalog(str(corpus_dir), views=False)
+    searcher = Searcher(plain)
+    assert not searcher.indexed and {"theorems", "papers"} <= set(plain.views) and searcher.search("compact", 3)
+
+
+def test_serve_binds_the_views_at_the_first_lookup(indexed_corpus):
+    """`serve` answers searches from the index without the catalog's views; a statement, paper or
+    neighbourhood lookup binds them, once."""
+    from retrieval.service import SearchRequest, SearchService
+
+    catalog = open_catalog(str(indexed_corpus), views=False)
+    service = SearchService(Searcher(catalog))
+    found = service.search(SearchRequest(query="compact", n_results=3))["results"]
+    assert found and catalog.views is None
+    statement = service.statement(found[0]["theorem_id"])
+    views = catalog.views
+    assert statement["theorem_id"] == found[0]["theorem_id"] and "theorems" in views
+    assert service.paper(statement["paper_id"])["paper_id"] == statement["paper_id"] and catalog.views is views

@@ -10,27 +10,27 @@ encodes only its new files; the merge and the search table are rewritten (I/O, n
 """
 from __future__ import annotations
 
+import json
+import os
 import pathlib
 import shutil
+import subprocess
+import sys
 import time
 from typing import Optional
 
 import apache_beam as beam
-import duckdb
 import numpy as np
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from retrieval import lexical, vector_index
-from retrieval.catalog import create_views, embedding_info, read_manifest
-from retrieval.search import REPRESENTATIONS, materialize
+from retrieval import search_db, vector_index
+from retrieval.catalog import embedding_info, read_manifest
+from retrieval.search import REPRESENTATIONS
 from retrieval.vector_index import Shard
-from schemas import THEOREMS, theorems_table
-from schemas.table import duckdb_type
+from schemas import theorems_table
 
 TRAIN_SAMPLE_SEED = 20260
-# DuckDB's buffer pool while writing the search table (its default, 80% of RAM, let the sorted
-# join grow with the corpus: 850 MB at 1M rows); past it the sort spills to the database's temp dir
-SEARCH_DB_MEMORY = "1GB"
+SAMPLE_DIR = "sample"       # under the representation's index directory while training
 _ENCODED = beam.metrics.Metrics.counter("index", "vectors_encoded")
 
 
@@ -61,9 +61,26 @@ def _write_bytes(path: pathlib.Path, data: bytes) -> None:
     temporary.replace(path)
 
 
-def _concatenate(blocks) -> np.ndarray:
-    blocks = [b for b in blocks if len(b)]
-    return np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+def write_sample(path: str, base: int, column: str, fraction: float, folder: pathlib.Path) -> tuple[str, int, int]:
+    """Sample one theorems file for training into `folder/<base>.npy`: (its path, rows, dimension).
+    The samples meet in files rather than in PCollections: at 10M rows the 252 MB sample passed
+    through Beam's in-memory PCollections in several encoded copies (the job's peak, 1,857 MB)."""
+    sample = vector_index.sample_rows(path, column, fraction, TRAIN_SAMPLE_SEED + base)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{base}.npy"
+    np.save(target, sample)
+    return str(target), sample.shape[0], sample.shape[1]
+
+
+def read_samples(samples: list[tuple[str, int, int]]) -> np.ndarray:
+    """The samples' rows in one array, filled file by file (one copy in memory)."""
+    samples = sorted(s for s in samples if s[1])
+    matrix = np.empty((sum(rows for _, rows, _ in samples), samples[0][2] if samples else 0), dtype=np.float32)
+    row = 0
+    for path, rows, _ in samples:
+        matrix[row:row + rows] = np.load(path)
+        row += rows
+    return matrix
 
 
 class EncodeShard(beam.DoFn):
@@ -71,10 +88,12 @@ class EncodeShard(beam.DoFn):
 
     def __init__(self, root: str, directory: str, column: str):
         self.root, self.directory, self.column = root, directory, column
+        self._encoder: Optional[vector_index.ShardEncoder] = None
 
     def process(self, shard: Shard, quantizer: bytes):
-        codes, stored, encoded = vector_index.encode_shard(quantizer, str(pathlib.Path(self.root) / shard.file),
-                                                           self.column, shard.base)
+        if self._encoder is None or not (quantizer is self._encoder.quantizer or quantizer == self._encoder.quantizer):
+            self._encoder = vector_index.ShardEncoder(quantizer)
+        codes, stored, encoded = self._encoder.encode(str(pathlib.Path(self.root) / shard.file), self.column, shard.base)
         folder = pathlib.Path(self.directory) / vector_index.SHARDS / str(shard.base)
         vector_index.write_stored_rows(pathlib.Path(self.directory) / vector_index.STORED, shard.base, stored)
         (folder / "vectors.npy").unlink(missing_ok=True)     # a shard of format 2 kept its own
@@ -96,11 +115,11 @@ class BuildVectorShards(beam.PTransform):
         if self.quantizer is None:
             quantizer = (pbegin
                          | "AllFiles" >> beam.Create([(str(self.root / s.file), s.base) for s in self.all_shards])
-                         | "Sample" >> beam.MapTuple(lambda path, base: vector_index.sample_rows(
-                             path, self.column, self.sample_fraction, TRAIN_SAMPLE_SEED + base))
+                         | "Sample" >> beam.MapTuple(lambda path, base: write_sample(
+                             path, base, self.column, self.sample_fraction, self.directory / SAMPLE_DIR))
                          | "Gather" >> beam.combiners.ToList()
-                         | "Train" >> beam.Map(lambda blocks: vector_index.train_quantizer(_concatenate(blocks),
-                                                                                            self.lists))
+                         | "Train" >> beam.Map(lambda samples: vector_index.train_quantizer(read_samples(samples),
+                                                                                             self.lists))
                          | "KeepQuantizer" >> beam.Map(self._keep))
         else:
             quantizer = pbegin | "Quantizer" >> beam.Create([self.quantizer])
@@ -114,43 +133,19 @@ class BuildVectorShards(beam.PTransform):
         return quantizer
 
 
-def _theorems_with_doc_ids(con: duckdb.DuckDBPyConnection, root: pathlib.Path, shards: list[Shard], dim: int) -> None:
-    """View `located_theorems`: the theorems of the planned files, `doc` = shard base + row in file."""
-    import pyarrow as pa
-
-    con.register("shard_bases", pa.table({"filename": [str(root / s.file) for s in shards],
-                                          "base": pa.array([s.base for s in shards], pa.int64())}))
-    table = theorems_table(dim)
-    types = ", ".join(f"'{c}': '{duckdb_type(table.schema.field(c).type)}'" for c in THEOREMS.partition_by)
-    files = ", ".join("'" + str(root / s.file).replace("'", "''") + "'" for s in shards)
-    con.execute(f"""CREATE OR REPLACE TEMP VIEW located_theorems AS
-        SELECT t.*, (b.base + t.file_row_number)::BIGINT AS doc
-        FROM read_parquet([{files}], hive_partitioning = true, hive_types = {{{types}}}, union_by_name = true,
-                          filename = true, file_row_number = true) t JOIN shard_bases b USING (filename)""")
-
-
-def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
-    """Write `DIR/index/search.duckdb`: the search table with the planned doc ids, an index on doc
-    and its BM25 index, built into a new file that then replaces the old one. Its row count."""
-    target = root / vector_index.INDEX_DIR / vector_index.SEARCH_DB
-    temporary = target.with_name(target.name + ".tmp")
-    temporary.unlink(missing_ok=True)
-    con = duckdb.connect(str(temporary), config={"memory_limit": SEARCH_DB_MEMORY})
-    try:
-        create_views(con, root, dim, read_manifest(root))
-        if shards:
-            _theorems_with_doc_ids(con, root, shards, dim)
-            rows = materialize(con, theorems="located_theorems", doc="t.doc", persistent=True)
-        else:
-            rows = materialize(con, persistent=True)
-        # an ART on doc: a query's hits are read by doc id, ten lookups instead of a table scan
-        con.execute("CREATE UNIQUE INDEX search_corpus_doc ON search_corpus (doc)")
-        lexical.build_index(con)
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
-    temporary.replace(target)
-    return rows
+def build_search_db_apart(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
+    """`search_db.build_search_db` in a fresh interpreter (`python -m retrieval.search_db`, the
+    request on stdin): this process still holds what the Beam job left (1.15 GB resident at 10M
+    rows), and the stage's own 1.8 GB on top of it made the build's peak (4,017 MB); apart, the
+    build's peak is the larger of the two. Its rows; its error, when it fails."""
+    request = json.dumps({"root": str(root), "dim": dim, "shards": [vars(s) for s in shards]})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))    # the modules of this process
+    run = subprocess.run([sys.executable, "-m", "retrieval.search_db"], input=request, capture_output=True,
+                         text=True, env=env)
+    if run.returncode:
+        lines = run.stderr.strip().splitlines()
+        raise ValueError(f"search table: {lines[-1] if lines else f'exit status {run.returncode}'}")
+    return int(run.stdout)
 
 
 def build_index(root: pathlib.Path, representation: str, options: PipelineOptions) -> dict:
@@ -177,6 +172,7 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
         _ = pipeline | "BuildVectorShards" >> BuildVectorShards(root, directory, column, shards, to_encode,
                                                                  quantizer, fraction, lists)
         pipeline.run().wait_until_finish()
+        shutil.rmtree(directory / SAMPLE_DIR, ignore_errors=True)
         stored_rows = (directory / vector_index.STORED).stat().st_size // (4 * info.dim)
         for shard in to_encode:
             folder = directory / vector_index.SHARDS / str(shard.base)
@@ -190,7 +186,8 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
         name = f"merged-{int(manifest.get('generation', 0)) + 1}"
         vector_index.merge_shards(directory, sorted(encoded), name)
     merged_s = time.monotonic() - started
-    rows = build_search_db(root, shards, info.dim if info else theorems_table().schema.field("embedding").type.list_size)
+    rows = build_search_db_apart(root, shards,
+                                 info.dim if info else theorems_table().schema.field("embedding").type.list_size)
     vector_index.write_json(root / vector_index.INDEX_DIR / vector_index.PLAN,
                             {"shards": [vars(s) for s in shards]})
     if name is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import resource
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import apache_beam as beam
 import numpy as np
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from retrieval import search_db, vector_index
+from retrieval import vector_index
 from retrieval.catalog import embedding_info, read_manifest
 from retrieval.search import REPRESENTATIONS
 from retrieval.vector_index import Shard
@@ -133,24 +134,31 @@ class BuildVectorShards(beam.PTransform):
         return quantizer
 
 
-def build_search_db_apart(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
-    """`search_db.build_search_db` in a fresh interpreter (`python -m retrieval.search_db`, the
-    request on stdin): this process still holds what the Beam job left (1.15 GB resident at 10M
-    rows), and the stage's own 1.8 GB on top of it made the build's peak (4,017 MB); apart, the
-    build's peak is the larger of the two. Its rows; its error, when it fails."""
-    request = json.dumps({"root": str(root), "dim": dim, "shards": [vars(s) for s in shards]})
+def finish_apart(root: pathlib.Path, shards: list[Shard], dim: int, merge: Optional[dict]) -> dict:
+    """The merge (`merge`: {"directory", "bases", "name"}, or None) and the search table, in a
+    fresh interpreter (`python -m retrieval.index_finish`, the request on stdin): {"rows",
+    "merge_s"}, or its error as one line. Apart, the build's peak memory is the largest of the
+    stages' own: in this process they came on top of what the Beam job left (at 10M rows 1.15 GB
+    resident under the search table's 1.8 GB: 4,017 MB; the merge maps 1.25 GB of lists)."""
+    request = json.dumps({"root": str(root), "dim": dim, "shards": [vars(s) for s in shards], "merge": merge})
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))    # the modules of this process
-    run = subprocess.run([sys.executable, "-m", "retrieval.search_db"], input=request, capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "retrieval.index_finish"], input=request, capture_output=True,
                          text=True, env=env)
     if run.returncode:
         lines = run.stderr.strip().splitlines()
-        raise ValueError(f"search table: {lines[-1] if lines else f'exit status {run.returncode}'}")
-    return int(run.stdout)
+        raise ValueError(f"index: {lines[-1] if lines else f'exit status {run.returncode}'}")
+    sys.stderr.write(run.stderr)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def build_index(root: pathlib.Path, representation: str, options: PipelineOptions) -> dict:
     """Build or extend the index of `representation` under `root/index/`; a summary of the run."""
-    started, cpu_started = time.monotonic(), time.process_time()
+    started, cpu_started, children_started = time.monotonic(), time.process_time(), _children_cpu_s()
     info = embedding_info(read_manifest(root))
     column = REPRESENTATIONS[representation]
     directory = vector_index.index_dir(root, representation)
@@ -181,13 +189,9 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
             encoded[shard.base] = shard.rows
     encoded = {b: n for b, n in encoded.items() if b in planned}
     encode_s, encode_cpu_s = time.monotonic() - started, time.process_time() - cpu_started
-    name = None
-    if info is not None and encoded:
-        name = f"merged-{int(manifest.get('generation', 0)) + 1}"
-        vector_index.merge_shards(directory, sorted(encoded), name)
-    merged_s = time.monotonic() - started
-    rows = build_search_db_apart(root, shards,
-                                 info.dim if info else theorems_table().schema.field("embedding").type.list_size)
+    name = f"merged-{int(manifest.get('generation', 0)) + 1}" if info is not None and encoded else None
+    finished = finish_apart(root, shards, info.dim if info else theorems_table().schema.field("embedding").type.list_size,
+                            {"directory": str(directory), "bases": sorted(encoded), "name": name} if name else None)
     vector_index.write_json(root / vector_index.INDEX_DIR / vector_index.PLAN,
                             {"shards": [vars(s) for s in shards]})
     if name is not None:
@@ -202,7 +206,7 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
     for folder in (directory / vector_index.SHARDS).glob("*"):
         if folder.name.isdigit() and int(folder.name) not in planned:
             shutil.rmtree(folder)
-    summary.update(rows=rows, encode_s=round(encode_s, 3), encode_cpu_s=round(encode_cpu_s, 3),
-                   merge_s=round(merged_s - encode_s, 3), total_s=round(time.monotonic() - started, 3),
-                   total_cpu_s=round(time.process_time() - cpu_started, 3))
+    summary.update(rows=finished["rows"], encode_s=round(encode_s, 3), encode_cpu_s=round(encode_cpu_s, 3),
+                   merge_s=finished["merge_s"], total_s=round(time.monotonic() - started, 3),
+                   total_cpu_s=round(time.process_time() - cpu_started + _children_cpu_s() - children_started, 3))
     return summary

@@ -399,20 +399,27 @@ def test_batched_exact_scan_equals_a_scan_per_query_and_the_full_product(synthet
         assert all(len(g) == min(k, len(allowed) if allowed is not None else k) for g in got)
 
 
-def test_search_table_is_written_by_a_fresh_process(synthetic_corpus, tmp_path):
-    """The search table's stage runs apart from the Beam job's process (the build's peak is the
-    larger of the two): the same table; a failure comes back as one line."""
+def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_path):
+    """The merge and the search table run apart from the Beam job's process (the build's peak is the
+    largest stage's own): the same lists and table; a failure comes back as one line."""
+    import faiss
     from retrieval import index_job
 
     shards = vector_index.fresh_plan(synthetic_corpus)
     root = tmp_path / "corpus"
     shutil.copytree(synthetic_corpus, root)
     (root / "index" / "search.duckdb").unlink()
-    assert index_job.build_search_db_apart(root, shards, 16) == 12_000
+    directory = root / "index" / "description"
+    merge = {"directory": str(directory), "bases": [s.base for s in shards], "name": "merged-again"}
+    assert index_job.finish_apart(root, shards, 16, merge)["rows"] == 12_000
     con = duckdb.connect(str(root / "index" / "search.duckdb"), read_only=True)
     assert con.execute("SELECT count(*), min(doc), max(doc) FROM search_corpus").fetchone() == (12_000, 0, 11_999)
+    merged = json.loads((directory / "index.json").read_text())["merged"]
+    for name in (merged, "merged-again"):
+        assert faiss.read_index(str(directory / f"{name}.index"), faiss.IO_FLAG_ONDISK_SAME_DIR).ntotal == 12_000
+    assert (directory / "merged-again.ivfdata").read_bytes() == (directory / f"{merged}.ivfdata").read_bytes()
     assert not (synthetic_corpus / "index" / "description" / index_job.SAMPLE_DIR).exists()  # training's files removed
     next((root / "theorems").rglob("*.parquet")).write_bytes(b"not parquet")
-    with pytest.raises(ValueError, match="search table: .*") as raised:
-        index_job.build_search_db_apart(root, shards, 16)
+    with pytest.raises(ValueError, match="index: .*") as raised:
+        index_job.finish_apart(root, shards, 16, None)
     assert "\n" not in str(raised.value)

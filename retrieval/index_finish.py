@@ -1,13 +1,16 @@
-"""The search table of an index: `DIR/index/search.duckdb` (metadata and lexical text of every
-planned statement with its doc id, an index on doc, the persisted BM25 index). No Beam here:
-`index_job` runs it in a fresh process: `python -m retrieval.search_db` with {"root", "dim",
-"shards"} as JSON on stdin prints the table's rows.
+"""The index job's last stages, after the Beam job: the shards' inverted lists merged into one
+memory-mapped index, and the search table `DIR/index/search.duckdb` (metadata and lexical text of
+every planned statement with its doc id, an index on doc, the persisted BM25 index). No Beam here:
+`index_job` runs them in a fresh process, `python -m retrieval.index_finish` with {"root", "dim",
+"shards", "merge": {"directory", "bases", "name"} or null} as JSON on stdin, which prints
+{"rows", "merge_s"}.
 """
 from __future__ import annotations
 
 import json
 import pathlib
 import sys
+import time
 
 import duckdb
 
@@ -64,7 +67,13 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
 
 def main() -> None:
     request = json.load(sys.stdin)
-    print(build_search_db(pathlib.Path(request["root"]), [Shard(**s) for s in request["shards"]], request["dim"]))
+    started = time.monotonic()
+    merge = request.get("merge")
+    if merge:
+        vector_index.merge_shards(pathlib.Path(merge["directory"]), merge["bases"], merge["name"])
+    merge_s = time.monotonic() - started
+    rows = build_search_db(pathlib.Path(request["root"]), [Shard(**s) for s in request["shards"]], request["dim"])
+    print(json.dumps({"rows": rows, "merge_s": round(merge_s, 3)}))
 
 
 if __name__ == "__main__":

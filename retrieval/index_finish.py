@@ -1,9 +1,9 @@
 """The index job's last stages, after the Beam job: the shards' inverted lists merged into one
 memory-mapped index, and the search table `DIR/index/search.duckdb` (metadata and lexical text of
 every planned statement with its doc id, an index on doc, the persisted BM25 index). No Beam here:
-`index_job` runs them in a fresh process, `python -m retrieval.index_finish` with {"root", "dim",
-"shards", "merge": {"directory", "bases", "name"} or null} as JSON on stdin, which prints
-{"rows", "merge_s"}.
+`index_job` runs each in a fresh process, `python -m retrieval.index_finish` with the request as
+JSON on stdin: {"merge": {"directory", "bases", "name"}} prints {"merge_s"}, {"root", "dim",
+"shards"} prints {"rows"}.
 """
 from __future__ import annotations
 
@@ -67,13 +67,13 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
 
 def main() -> None:
     request = json.load(sys.stdin)
-    started = time.monotonic()
-    merge = request.get("merge")
-    if merge:
+    if "merge" in request:
+        started, merge = time.monotonic(), request["merge"]
         vector_index.merge_shards(pathlib.Path(merge["directory"]), merge["bases"], merge["name"])
-    merge_s = time.monotonic() - started
-    rows = build_search_db(pathlib.Path(request["root"]), [Shard(**s) for s in request["shards"]], request["dim"])
-    print(json.dumps({"rows": rows, "merge_s": round(merge_s, 3)}))
+        print(json.dumps({"merge_s": round(time.monotonic() - started, 3)}))
+    else:
+        rows = build_search_db(pathlib.Path(request["root"]), [Shard(**s) for s in request["shards"]], request["dim"])
+        print(json.dumps({"rows": rows}))
 
 
 if __name__ == "__main__":

@@ -134,16 +134,15 @@ class BuildVectorShards(beam.PTransform):
         return quantizer
 
 
-def finish_apart(root: pathlib.Path, shards: list[Shard], dim: int, merge: Optional[dict]) -> dict:
-    """The merge (`merge`: {"directory", "bases", "name"}, or None) and the search table, in a
-    fresh interpreter (`python -m retrieval.index_finish`, the request on stdin): {"rows",
-    "merge_s"}, or its error as one line. Apart, the build's peak memory is the largest of the
-    stages' own: in this process they came on top of what the Beam job left (at 10M rows 1.15 GB
-    resident under the search table's 1.8 GB: 4,017 MB; the merge maps 1.25 GB of lists)."""
-    request = json.dumps({"root": str(root), "dim": dim, "shards": [vars(s) for s in shards], "merge": merge})
+def run_apart(request: dict) -> dict:
+    """One of the last stages (`retrieval.index_finish`: the merge, or the search table) in a fresh
+    interpreter, the request on stdin: its answer, or its error as one line. Apart, the build's
+    peak memory is the largest of the stages' own: in this process they came on top of what the
+    Beam job left (at 10M rows 1.15 GB resident under the search table's 1.8 GB: 4,017 MB), and
+    together in one they would be the merge's mapped lists (1.9 GB peak) then the table's (1.9 GB)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))    # the modules of this process
-    run = subprocess.run([sys.executable, "-m", "retrieval.index_finish"], input=request, capture_output=True,
-                         text=True, env=env)
+    run = subprocess.run([sys.executable, "-m", "retrieval.index_finish"], input=json.dumps(request),
+                         capture_output=True, text=True, env=env)
     if run.returncode:
         lines = run.stderr.strip().splitlines()
         raise ValueError(f"index: {lines[-1] if lines else f'exit status {run.returncode}'}")
@@ -189,9 +188,12 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
             encoded[shard.base] = shard.rows
     encoded = {b: n for b, n in encoded.items() if b in planned}
     encode_s, encode_cpu_s = time.monotonic() - started, time.process_time() - cpu_started
-    name = f"merged-{int(manifest.get('generation', 0)) + 1}" if info is not None and encoded else None
-    finished = finish_apart(root, shards, info.dim if info else theorems_table().schema.field("embedding").type.list_size,
-                            {"directory": str(directory), "bases": sorted(encoded), "name": name} if name else None)
+    name, merge_s = None, 0.0
+    if info is not None and encoded:
+        name = f"merged-{int(manifest.get('generation', 0)) + 1}"
+        merge_s = run_apart({"merge": {"directory": str(directory), "bases": sorted(encoded), "name": name}})["merge_s"]
+    rows = run_apart({"root": str(root), "shards": [vars(s) for s in shards],
+                      "dim": info.dim if info else theorems_table().schema.field("embedding").type.list_size})["rows"]
     vector_index.write_json(root / vector_index.INDEX_DIR / vector_index.PLAN,
                             {"shards": [vars(s) for s in shards]})
     if name is not None:
@@ -206,7 +208,6 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
     for folder in (directory / vector_index.SHARDS).glob("*"):
         if folder.name.isdigit() and int(folder.name) not in planned:
             shutil.rmtree(folder)
-    summary.update(rows=finished["rows"], encode_s=round(encode_s, 3), encode_cpu_s=round(encode_cpu_s, 3),
-                   merge_s=finished["merge_s"], total_s=round(time.monotonic() - started, 3),
+    summary.update(rows=rows, encode_s=round(encode_s, 3), encode_cpu_s=round(encode_cpu_s, 3), merge_s=merge_s, total_s=round(time.monotonic() - started, 3),
                    total_cpu_s=round(time.process_time() - cpu_started + _children_cpu_s() - children_started, 3))
     return summary

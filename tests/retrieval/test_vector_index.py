@@ -411,7 +411,8 @@ def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_pat
     (root / "index" / "search.duckdb").unlink()
     directory = root / "index" / "description"
     merge = {"directory": str(directory), "bases": [s.base for s in shards], "name": "merged-again"}
-    assert index_job.finish_apart(root, shards, 16, merge)["rows"] == 12_000
+    assert index_job.run_apart({"merge": merge})["merge_s"] >= 0
+    assert index_job.run_apart({"root": str(root), "shards": [vars(s) for s in shards], "dim": 16})["rows"] == 12_000
     con = duckdb.connect(str(root / "index" / "search.duckdb"), read_only=True)
     assert con.execute("SELECT count(*), min(doc), max(doc) FROM search_corpus").fetchone() == (12_000, 0, 11_999)
     merged = json.loads((directory / "index.json").read_text())["merged"]
@@ -421,5 +422,5 @@ def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_pat
     assert not (synthetic_corpus / "index" / "description" / index_job.SAMPLE_DIR).exists()  # training's files removed
     next((root / "theorems").rglob("*.parquet")).write_bytes(b"not parquet")
     with pytest.raises(ValueError, match="index: .*") as raised:
-        index_job.finish_apart(root, shards, 16, None)
+        index_job.run_apart({"root": str(root), "shards": [vars(s) for s in shards], "dim": 16})
     assert "\n" not in str(raised.value)

@@ -10,8 +10,8 @@ years, categories, authors), plus papers and manifest.json. Then, as a user woul
 vector and lexical mode, and `thmforge serve` answering `--queries` held-out paragraphs over HTTP
 (p50/p95/p99, peak RSS), with and without a filter (kind lemma, years 2015-2020: about 4% of
 rows). Recall@10 is against the exact top 10: one pass over the stored vectors for all queries
-(`exact_rankings`), its first VERIFY_QUERIES queries checked against `Searcher(exact=True)`, which
-scans every stored vector per query (at 10M rows, 15 GB a query).
+(`VectorIndex.exact_many`), its first VERIFY_QUERIES queries checked against `Searcher(exact=True)`,
+which scans every stored vector per query (at 10M rows, 15 GB a query).
 JSON keys: rows, build_s, build_vectors_per_s, index_bytes, rss_build_mb, rss_serve_mb,
 cli_cold_s, p50_ms, p95_ms, p99_ms, recall_at_10, recall_at_10_filtered; and, because wall time on a
 shared machine measures the load, CPU seconds: build_cpu_s, build_vectors_per_cpu_s, encode_s and
@@ -39,7 +39,6 @@ import tempfile
 import threading
 import time
 import urllib.request
-from typing import Optional
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -59,7 +58,6 @@ KIND_WEIGHTS = {"theorem": 0.3, "lemma": 0.25, "proposition": 0.15, "definition"
 CATEGORIES = ["math.AG", "math.NT", "math.CO", "math.PR", "math.AP", "math.DG", "math.GT", "math.FA",
               "math.RT", "math.LO", "cs.DS", "hep-th"]
 FILTER = {"kinds": ["lemma"], "year_from": 2015, "year_to": 2020}
-EXACT_CHUNK_ROWS = 65_536   # stored vectors per block of the exact reference pass (96 MB at 384-d)
 VERIFY_QUERIES = 3          # queries whose exact top 10 is checked against Searcher(exact=True), per filter
 SHORT_WORDS = 10    # a typed query: the first words of a held-out paragraph (about 35 tokens with its LaTeX)
 CONCURRENT = 4      # clients at once for the concurrent measurement
@@ -207,49 +205,10 @@ def serve_queries(root: pathlib.Path, env: dict, queries: list[str]) -> dict:
         process.wait()
 
 
-def exact_rankings(index, queries: np.ndarray, k: int, allowed: Optional[np.ndarray] = None,
-                   chunk_rows: int = EXACT_CHUNK_ROWS) -> list[list[tuple[int, float]]]:
-    """The exact top k (doc, cosine) of every query, best first, ties by doc, as
-    `VectorIndex.exact` ranks them: ONE pass over the stored vectors for all queries (the searcher
-    reads the whole file per query and filter, 200 passes of 15 GB at 10M rows), `chunk_rows` at a
-    time, read rather than mapped; `allowed`: the sorted doc ids that pass a filter."""
-    from retrieval.vector_index import STORED, unit_rows
-
-    queries = unit_rows(np.asarray(queries, dtype=np.float32))
-    indexed = np.zeros(index.doc_limit, dtype=bool)         # rows of planned shards, not of re-indexed files
-    for shard in index.shards:
-        indexed[shard.base:shard.base + shard.rows] = True
-    if allowed is not None:
-        passing = np.zeros(index.doc_limit, dtype=bool)
-        passing[allowed[allowed < index.doc_limit]] = True
-        indexed &= passing
-    top_docs = np.zeros((0, len(queries)), dtype=np.int64)
-    top_scores = np.zeros((0, len(queries)), dtype=np.float32)
-    block = np.empty((chunk_rows, index.dim), dtype=np.float32)
-    with open(index.directory / STORED, "rb", buffering=0) as file:
-        for first in range(0, index.doc_limit, chunk_rows):
-            count = min(chunk_rows, index.doc_limit - first)
-            view = memoryview(block[:count]).cast("B")
-            while view:
-                view = view[file.readinto(view):]
-            scores = block[:count] @ queries.T                   # (rows, queries)
-            zero = np.flatnonzero(scores[:, 0] == 0)            # a row without a vector is stored as zeros
-            scores[zero[~block[zero].any(axis=1)]] = -np.inf
-            scores[~indexed[first:first + count]] = -np.inf
-            best = np.argpartition(-scores, k - 1, axis=0)[:k] if count > k else np.arange(count)[:, None]
-            top_docs = np.concatenate([top_docs, np.broadcast_to(first + best, (len(best), len(queries)))])
-            top_scores = np.concatenate([top_scores, np.take_along_axis(scores, best, axis=0)])
-            order = np.lexsort((top_docs, -top_scores), axis=0)[:k]
-            top_docs = np.take_along_axis(top_docs, order, axis=0)
-            top_scores = np.take_along_axis(top_scores, order, axis=0)
-    return [[(int(d), float(s)) for d, s in zip(top_docs[:, q], top_scores[:, q]) if np.isfinite(s)]
-            for q in range(len(queries))]
-
-
 def exact_top10(root: pathlib.Path, queries: list[str], verify: int = VERIFY_QUERIES) -> tuple[list, list]:
-    """The exact top-10 theorem ids of the queries, without and with FILTER, from `exact_rankings`
-    over the allowed docs the searcher's own filter gives; its first `verify` queries are checked
-    against `Searcher(exact=True)`, the full scan per query."""
+    """The exact top-10 theorem ids of the queries, without and with FILTER, from one batched exact
+    pass (`VectorIndex.exact_many`) over the allowed docs the searcher's own filter gives; its first
+    `verify` queries are checked against `Searcher(exact=True)`, the full scan per query."""
     from retrieval.catalog import open_catalog
     from retrieval.filters import make_filters
     from retrieval.search import Searcher
@@ -259,7 +218,7 @@ def exact_top10(root: pathlib.Path, queries: list[str], verify: int = VERIFY_QUE
     vectors = np.asarray([searcher.embed_query(q) for q in queries], dtype=np.float32)
     top = []
     for filters in (make_filters(), make_filters(**FILTER)):
-        ranked = exact_rankings(index, vectors, 10, searcher._allowed_docs(filters))
+        ranked = index.exact_many(vectors, 10, searcher._allowed_docs(filters))
         for q, v, found in list(zip(queries, vectors, ranked))[:verify]:
             reference = searcher.vector_ranking(q, 10, filters, v.tolist())
             if [d for d, _ in found] != [d for d, _ in reference]:

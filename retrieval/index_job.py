@@ -10,27 +10,28 @@ encodes only its new files; the merge and the search table are rewritten (I/O, n
 """
 from __future__ import annotations
 
+import json
+import os
 import pathlib
+import resource
 import shutil
+import subprocess
+import sys
 import time
 from typing import Optional
 
 import apache_beam as beam
-import duckdb
 import numpy as np
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from retrieval import lexical, vector_index
-from retrieval.catalog import create_views, embedding_info, read_manifest
-from retrieval.search import REPRESENTATIONS, materialize
+from retrieval import vector_index
+from retrieval.catalog import embedding_info, read_manifest
+from retrieval.search import REPRESENTATIONS
 from retrieval.vector_index import Shard
-from schemas import THEOREMS, theorems_table
-from schemas.table import duckdb_type
+from schemas import theorems_table
 
 TRAIN_SAMPLE_SEED = 20260
-# DuckDB's buffer pool while writing the search table (its default, 80% of RAM, let the sorted
-# join grow with the corpus: 850 MB at 1M rows); past it the sort spills to the database's temp dir
-SEARCH_DB_MEMORY = "1GB"
+SAMPLE_DIR = "sample"       # under the representation's index directory while training
 _ENCODED = beam.metrics.Metrics.counter("index", "vectors_encoded")
 
 
@@ -61,9 +62,26 @@ def _write_bytes(path: pathlib.Path, data: bytes) -> None:
     temporary.replace(path)
 
 
-def _concatenate(blocks) -> np.ndarray:
-    blocks = [b for b in blocks if len(b)]
-    return np.concatenate(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+def write_sample(path: str, base: int, column: str, fraction: float, folder: pathlib.Path) -> tuple[str, int, int]:
+    """Sample one theorems file for training into `folder/<base>.npy`: (its path, rows, dimension).
+    The samples meet in files rather than in PCollections: at 10M rows the 252 MB sample passed
+    through Beam's in-memory PCollections in several encoded copies (the job's peak, 1,857 MB)."""
+    sample = vector_index.sample_rows(path, column, fraction, TRAIN_SAMPLE_SEED + base)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{base}.npy"
+    np.save(target, sample)
+    return str(target), sample.shape[0], sample.shape[1]
+
+
+def read_samples(samples: list[tuple[str, int, int]]) -> np.ndarray:
+    """The samples' rows in one array, filled file by file (one copy in memory)."""
+    samples = sorted(s for s in samples if s[1])
+    matrix = np.empty((sum(rows for _, rows, _ in samples), samples[0][2] if samples else 0), dtype=np.float32)
+    row = 0
+    for path, rows, _ in samples:
+        matrix[row:row + rows] = np.load(path)
+        row += rows
+    return matrix
 
 
 class EncodeShard(beam.DoFn):
@@ -71,10 +89,12 @@ class EncodeShard(beam.DoFn):
 
     def __init__(self, root: str, directory: str, column: str):
         self.root, self.directory, self.column = root, directory, column
+        self._encoder: Optional[vector_index.ShardEncoder] = None
 
     def process(self, shard: Shard, quantizer: bytes):
-        codes, stored, encoded = vector_index.encode_shard(quantizer, str(pathlib.Path(self.root) / shard.file),
-                                                           self.column, shard.base)
+        if self._encoder is None or not (quantizer is self._encoder.quantizer or quantizer == self._encoder.quantizer):
+            self._encoder = vector_index.ShardEncoder(quantizer)
+        codes, stored, encoded = self._encoder.encode(str(pathlib.Path(self.root) / shard.file), self.column, shard.base)
         folder = pathlib.Path(self.directory) / vector_index.SHARDS / str(shard.base)
         vector_index.write_stored_rows(pathlib.Path(self.directory) / vector_index.STORED, shard.base, stored)
         (folder / "vectors.npy").unlink(missing_ok=True)     # a shard of format 2 kept its own
@@ -96,11 +116,11 @@ class BuildVectorShards(beam.PTransform):
         if self.quantizer is None:
             quantizer = (pbegin
                          | "AllFiles" >> beam.Create([(str(self.root / s.file), s.base) for s in self.all_shards])
-                         | "Sample" >> beam.MapTuple(lambda path, base: vector_index.sample_rows(
-                             path, self.column, self.sample_fraction, TRAIN_SAMPLE_SEED + base))
+                         | "Sample" >> beam.MapTuple(lambda path, base: write_sample(
+                             path, base, self.column, self.sample_fraction, self.directory / SAMPLE_DIR))
                          | "Gather" >> beam.combiners.ToList()
-                         | "Train" >> beam.Map(lambda blocks: vector_index.train_quantizer(_concatenate(blocks),
-                                                                                            self.lists))
+                         | "Train" >> beam.Map(lambda samples: vector_index.train_quantizer(read_samples(samples),
+                                                                                             self.lists))
                          | "KeepQuantizer" >> beam.Map(self._keep))
         else:
             quantizer = pbegin | "Quantizer" >> beam.Create([self.quantizer])
@@ -114,48 +134,30 @@ class BuildVectorShards(beam.PTransform):
         return quantizer
 
 
-def _theorems_with_doc_ids(con: duckdb.DuckDBPyConnection, root: pathlib.Path, shards: list[Shard], dim: int) -> None:
-    """View `located_theorems`: the theorems of the planned files, `doc` = shard base + row in file."""
-    import pyarrow as pa
+def run_apart(request: dict) -> dict:
+    """One of the last stages (`retrieval.index_finish`: the merge, or the search table) in a fresh
+    interpreter, the request on stdin: its answer, or its error as one line. Apart, the build's
+    peak memory is the largest of the stages' own: in this process they came on top of what the
+    Beam job left (at 10M rows 1.15 GB resident under the search table's 1.8 GB: 4,017 MB), and
+    together in one they would be the merge's mapped lists (1.9 GB peak) then the table's (1.9 GB)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))    # the modules of this process
+    run = subprocess.run([sys.executable, "-m", "retrieval.index_finish"], input=json.dumps(request),
+                         capture_output=True, text=True, env=env)
+    if run.returncode:
+        lines = run.stderr.strip().splitlines()
+        raise ValueError(f"index: {lines[-1] if lines else f'exit status {run.returncode}'}")
+    sys.stderr.write(run.stderr)
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
-    con.register("shard_bases", pa.table({"filename": [str(root / s.file) for s in shards],
-                                          "base": pa.array([s.base for s in shards], pa.int64())}))
-    table = theorems_table(dim)
-    types = ", ".join(f"'{c}': '{duckdb_type(table.schema.field(c).type)}'" for c in THEOREMS.partition_by)
-    files = ", ".join("'" + str(root / s.file).replace("'", "''") + "'" for s in shards)
-    con.execute(f"""CREATE OR REPLACE TEMP VIEW located_theorems AS
-        SELECT t.*, (b.base + t.file_row_number)::BIGINT AS doc
-        FROM read_parquet([{files}], hive_partitioning = true, hive_types = {{{types}}}, union_by_name = true,
-                          filename = true, file_row_number = true) t JOIN shard_bases b USING (filename)""")
 
-
-def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
-    """Write `DIR/index/search.duckdb`: the search table with the planned doc ids, an index on doc
-    and its BM25 index, built into a new file that then replaces the old one. Its row count."""
-    target = root / vector_index.INDEX_DIR / vector_index.SEARCH_DB
-    temporary = target.with_name(target.name + ".tmp")
-    temporary.unlink(missing_ok=True)
-    con = duckdb.connect(str(temporary), config={"memory_limit": SEARCH_DB_MEMORY})
-    try:
-        create_views(con, root, dim, read_manifest(root))
-        if shards:
-            _theorems_with_doc_ids(con, root, shards, dim)
-            rows = materialize(con, theorems="located_theorems", doc="t.doc", persistent=True)
-        else:
-            rows = materialize(con, persistent=True)
-        # an ART on doc: a query's hits are read by doc id, ten lookups instead of a table scan
-        con.execute("CREATE UNIQUE INDEX search_corpus_doc ON search_corpus (doc)")
-        lexical.build_index(con)
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
-    temporary.replace(target)
-    return rows
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def build_index(root: pathlib.Path, representation: str, options: PipelineOptions) -> dict:
     """Build or extend the index of `representation` under `root/index/`; a summary of the run."""
-    started, cpu_started = time.monotonic(), time.process_time()
+    started, cpu_started, children_started = time.monotonic(), time.process_time(), _children_cpu_s()
     info = embedding_info(read_manifest(root))
     column = REPRESENTATIONS[representation]
     directory = vector_index.index_dir(root, representation)
@@ -177,6 +179,7 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
         _ = pipeline | "BuildVectorShards" >> BuildVectorShards(root, directory, column, shards, to_encode,
                                                                  quantizer, fraction, lists)
         pipeline.run().wait_until_finish()
+        shutil.rmtree(directory / SAMPLE_DIR, ignore_errors=True)
         stored_rows = (directory / vector_index.STORED).stat().st_size // (4 * info.dim)
         for shard in to_encode:
             folder = directory / vector_index.SHARDS / str(shard.base)
@@ -185,12 +188,12 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
             encoded[shard.base] = shard.rows
     encoded = {b: n for b, n in encoded.items() if b in planned}
     encode_s, encode_cpu_s = time.monotonic() - started, time.process_time() - cpu_started
-    name = None
+    name, merge_s = None, 0.0
     if info is not None and encoded:
         name = f"merged-{int(manifest.get('generation', 0)) + 1}"
-        vector_index.merge_shards(directory, sorted(encoded), name)
-    merged_s = time.monotonic() - started
-    rows = build_search_db(root, shards, info.dim if info else theorems_table().schema.field("embedding").type.list_size)
+        merge_s = run_apart({"merge": {"directory": str(directory), "bases": sorted(encoded), "name": name}})["merge_s"]
+    rows = run_apart({"root": str(root), "shards": [vars(s) for s in shards],
+                      "dim": info.dim if info else theorems_table().schema.field("embedding").type.list_size})["rows"]
     vector_index.write_json(root / vector_index.INDEX_DIR / vector_index.PLAN,
                             {"shards": [vars(s) for s in shards]})
     if name is not None:
@@ -205,7 +208,6 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
     for folder in (directory / vector_index.SHARDS).glob("*"):
         if folder.name.isdigit() and int(folder.name) not in planned:
             shutil.rmtree(folder)
-    summary.update(rows=rows, encode_s=round(encode_s, 3), encode_cpu_s=round(encode_cpu_s, 3),
-                   merge_s=round(merged_s - encode_s, 3), total_s=round(time.monotonic() - started, 3),
-                   total_cpu_s=round(time.process_time() - cpu_started, 3))
+    summary.update(rows=rows, encode_s=round(encode_s, 3), encode_cpu_s=round(encode_cpu_s, 3), merge_s=merge_s, total_s=round(time.monotonic() - started, 3),
+                   total_cpu_s=round(time.process_time() - cpu_started + _children_cpu_s() - children_started, 3))
     return summary

@@ -106,22 +106,79 @@ def test_lists_and_training_sample_follow_the_corpus_size():
     assert [vector_index.shortlist_size(n) for n in (20_000, 100_000, 400_000, 10_000_000)] == [400, 400, 800, 1000]
 
 
-def test_shard_codes_equal_faiss_default_encoding(synthetic_corpus):
-    """encode_shard uses the PQ's transposed centroids (faster); the codes must be faiss's own."""
+def _lists_entries(lists: bytes) -> dict[int, tuple[int, bytes]]:
+    """id -> (list, code) of serialized inverted lists."""
     import faiss
 
+    reader = faiss.VectorIOReader()
+    faiss.copy_array_to_vector(np.frombuffer(lists, dtype=np.uint8), reader.data)
+    invlists = faiss.read_InvertedLists(reader)
+    entries = {}
+    for number in range(invlists.nlist):
+        size = invlists.list_size(number)
+        ids = faiss.rev_swig_ptr(invlists.get_ids(number), size).copy()
+        codes = faiss.rev_swig_ptr(invlists.get_codes(number), size * invlists.code_size).copy()
+        entries.update((int(i), (number, codes[j * invlists.code_size:(j + 1) * invlists.code_size].tobytes()))
+                       for j, i in enumerate(ids))
+    return entries
+
+
+def _shard_vectors(synthetic_corpus):
     directory = synthetic_corpus / "index" / "description"
     quantizer = (directory / vector_index.QUANTIZER).read_bytes()
     shard = vector_index.shards_of(json.loads((synthetic_corpus / "index" / "plan.json").read_text()))[0]
     path = str(synthetic_corpus / shard.file)
-    lists, _, encoded = vector_index.encode_shard(quantizer, path, "embedding", shard.base)
     present, matrix = vector_index.read_vectors(path, "embedding")
+    return quantizer, shard, path, present, matrix
+
+
+def test_shard_codes_equal_faiss_default_encoding(synthetic_corpus):
+    """encode_shard uses the PQ's transposed centroids (faster): faiss's own lists and codes, but for
+    a sub-vector equally near two PQ centroids, where the other summation order may pick the other
+    (1 sub-code in 21,440 of the first shard)."""
+    import faiss
+
+    quantizer, shard, path, present, matrix = _shard_vectors(synthetic_corpus)
+    lists, _, encoded = vector_index.encode_shard(quantizer, path, "embedding", shard.base)
     plain = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))
     plain.add_with_ids(matrix, (present + shard.base).astype(np.int64))
     writer = faiss.VectorIOWriter()
     faiss.write_InvertedLists(plain.invlists, writer)
     assert encoded == len(present) > 0 and "PQ" in type(plain).__name__
-    assert lists == faiss.vector_to_array(writer.data).tobytes()
+    got, want = _lists_entries(lists), _lists_entries(faiss.vector_to_array(writer.data).tobytes())
+    assert got.keys() == want.keys() == set((present + shard.base).tolist())
+    assert all(got[i][0] == want[i][0] for i in want)                   # the same list for every vector
+    differing = sum(a != b for i in want for a, b in zip(got[i][1], want[i][1]))
+    assert differing <= len(want) * plain.code_size // 5_000
+
+
+def test_many_lists_are_assigned_in_two_levels(synthetic_corpus, monkeypatch):
+    """From GROUPED_LISTS lists a vector's list is found through groups of centroids (faiss IVF-flat
+    over the centroids): the nearest centroid but for a few near-ties, and exactly the nearest when
+    every group is searched. Training assigns its sample the same way (faiss's clustering_index)."""
+    import faiss
+
+    quantizer, shard, path, present, matrix = _shard_vectors(synthetic_corpus)
+    flat = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))
+    centroids = flat.quantizer.reconstruct_n(0, flat.nlist)
+    nearest = (matrix @ centroids.T).argmax(axis=1)
+    monkeypatch.setattr(vector_index, "GROUPED_LISTS", flat.nlist)
+    encoder = vector_index.ShardEncoder(quantizer)
+    assert encoder.finder is not None and 1 < encoder.finder.nlist < flat.nlist
+    entries = _lists_entries(encoder.encode(path, "embedding", shard.base)[0])
+    lists = np.array([entries[int(d)][0] for d in present + shard.base])
+    assert 0.9 <= (lists == nearest).mean() < 1          # 128 lists in 32 groups, 8 searched: 98.7% here
+    lost = (matrix @ centroids.T).max(axis=1) - np.einsum("ij,ij->i", matrix, centroids[lists])
+    assert lost.mean() < 0.01                               # of cosine to the centroid (0.002 here)
+    monkeypatch.setattr(vector_index, "GROUP_PROBE", encoder.finder.nlist)
+    entries = _lists_entries(vector_index.ShardEncoder(quantizer).encode(path, "embedding", shard.base)[0])
+    assert [entries[int(d)][0] for d in present + shard.base] == nearest.tolist()
+    sample = vector_index.read_vectors(path, "embedding")[1]
+    trained = faiss.deserialize_index(np.frombuffer(vector_index.train_quantizer(sample, flat.nlist), dtype=np.uint8))
+    monkeypatch.setattr(vector_index, "GROUPED_LISTS", 1 << 30)
+    exact = faiss.deserialize_index(np.frombuffer(vector_index.train_quantizer(sample, flat.nlist), dtype=np.uint8))
+    fit = [(sample @ q.quantizer.reconstruct_n(0, q.nlist).T).max(axis=1).mean() for q in (trained, exact)]
+    assert fit[0] == pytest.approx(fit[1], abs=0.01)       # as close a fit as exact k-means
 
 
 def test_a_corpus_under_the_exact_scan_threshold_is_searched_exactly(synthetic_corpus):
@@ -339,19 +396,24 @@ def test_exact_scan_of_a_broad_filter_reads_the_allowed_rows_block_by_block(synt
     assert [index.exact(q, 10, allowed) for q in queries] == whole
 
 
-def test_benchmark_exact_pass_equals_the_exact_searcher(synthetic_corpus):
-    """`search_scale.exact_rankings` (one pass for all queries) ranks as `Searcher(exact=True)`
-    (a scan per query), without a filter, with the benchmark's, and with one narrower than k."""
-    from benchmarks.search_scale import FILTER, exact_rankings
+def test_batched_exact_scan_equals_a_scan_per_query_and_the_full_product(synthetic_corpus, monkeypatch):
+    """`VectorIndex.exact_many` (one pass for all queries, the benchmark's reference) ranks as
+    `Searcher(exact=True)` (a scan per query) and as the product with every stored vector, without
+    a filter, with the benchmark's, and with one narrower than k; blocks across shard bounds."""
+    from benchmarks.search_scale import FILTER
 
     searcher = Searcher(open_catalog(str(synthetic_corpus)), exact=True)
     index = searcher._vector_index()
     queries = np.random.default_rng(13).standard_normal((12, 16)).astype(np.float32)
+    everything = index.stored(np.arange(index.doc_limit)) @ vector_index.unit_rows(queries).T
+    monkeypatch.setattr(vector_index, "SCAN_SCORES", 5_000 * len(queries))     # 5,000-row blocks, 6,000-row files
     for filters, k in ((make_filters(), 10), (make_filters(**FILTER), 10), (make_filters(paper_ids=["arxiv:s17"]), 25)):
         allowed = searcher._allowed_docs(filters)
-        got = exact_rankings(index, queries, k, allowed, chunk_rows=5_000)     # blocks across shard bounds
+        got = index.exact_many(queries, k, allowed)
         want = [searcher.vector_ranking("", k, filters, q.tolist()) for q in queries]
-        assert [[d for d, _ in g] for g in got] == [[d for d, _ in w] for w in want]
+        rows = np.arange(index.doc_limit) if allowed is None else allowed
+        product = [rows[np.lexsort((rows, -everything[rows, q]))[:k]].tolist() for q in range(len(queries))]
+        assert [[d for d, _ in g] for g in got] == [[d for d, _ in w] for w in want] == product
         assert [s for g in got for _, s in g] == pytest.approx([s for w in want for _, s in w], abs=1e-6)
         assert all(len(g) == min(k, len(allowed) if allowed is not None else k) for g in got)
 
@@ -433,3 +495,30 @@ def test_serve_binds_the_views_at_the_first_lookup(indexed_corpus):
     views = catalog.views
     assert statement["theorem_id"] == found[0]["theorem_id"] and "theorems" in views
     assert service.paper(statement["paper_id"])["paper_id"] == statement["paper_id"] and catalog.views is views
+
+
+def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_path):
+    """The merge and the search table run apart from the Beam job's process (the build's peak is the
+    largest stage's own): the same lists and table; a failure comes back as one line."""
+    import faiss
+    from retrieval import index_job
+
+    shards = vector_index.fresh_plan(synthetic_corpus)
+    root = tmp_path / "corpus"
+    shutil.copytree(synthetic_corpus, root)
+    (root / "index" / "search.duckdb").unlink()
+    directory = root / "index" / "description"
+    merge = {"directory": str(directory), "bases": [s.base for s in shards], "name": "merged-again"}
+    assert index_job.run_apart({"merge": merge})["merge_s"] >= 0
+    assert index_job.run_apart({"root": str(root), "shards": [vars(s) for s in shards], "dim": 16})["rows"] == 12_000
+    con = duckdb.connect(str(root / "index" / "search.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*), min(doc), max(doc) FROM search_corpus").fetchone() == (12_000, 0, 11_999)
+    merged = json.loads((directory / "index.json").read_text())["merged"]
+    for name in (merged, "merged-again"):
+        assert faiss.read_index(str(directory / f"{name}.index"), faiss.IO_FLAG_ONDISK_SAME_DIR).ntotal == 12_000
+    assert (directory / "merged-again.ivfdata").read_bytes() == (directory / f"{merged}.ivfdata").read_bytes()
+    assert not (synthetic_corpus / "index" / "description" / index_job.SAMPLE_DIR).exists()  # training's files removed
+    next((root / "theorems").rglob("*.parquet")).write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match="index: .*") as raised:
+        index_job.run_apart({"root": str(root), "shards": [vars(s) for s in shards], "dim": 16})
+    assert "\n" not in str(raised.value)

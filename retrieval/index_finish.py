@@ -1,0 +1,80 @@
+"""The index job's last stages, after the Beam job: the shards' inverted lists merged into one
+memory-mapped index, and the search table `DIR/index/search.duckdb` (metadata and lexical text of
+every planned statement with its doc id, an index on doc, the persisted BM25 index). No Beam here:
+`index_job` runs each in a fresh process, `python -m retrieval.index_finish` with the request as
+JSON on stdin: {"merge": {"directory", "bases", "name"}} prints {"merge_s"}, {"root", "dim",
+"shards"} prints {"rows"}.
+"""
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+import time
+
+import duckdb
+
+from retrieval import lexical, vector_index
+from retrieval.catalog import create_views, read_manifest
+from retrieval.search import materialize
+from retrieval.vector_index import Shard
+from schemas import THEOREMS, theorems_table
+from schemas.table import duckdb_type
+
+# DuckDB's buffer pool while writing the search table (its default, 80% of RAM, let the sorted
+# join grow with the corpus: 850 MB at 1M rows); past it the sort spills to the database's temp dir
+SEARCH_DB_MEMORY = "1GB"
+
+
+def _theorems_with_doc_ids(con: duckdb.DuckDBPyConnection, root: pathlib.Path, shards: list[Shard], dim: int) -> None:
+    """View `located_theorems`: the theorems of the planned files, `doc` = shard base + row in file."""
+    import pyarrow as pa
+
+    con.register("shard_bases", pa.table({"filename": [str(root / s.file) for s in shards],
+                                          "base": pa.array([s.base for s in shards], pa.int64())}))
+    table = theorems_table(dim)
+    types = ", ".join(f"'{c}': '{duckdb_type(table.schema.field(c).type)}'" for c in THEOREMS.partition_by)
+    files = ", ".join("'" + str(root / s.file).replace("'", "''") + "'" for s in shards)
+    con.execute(f"""CREATE OR REPLACE TEMP VIEW located_theorems AS
+        SELECT t.*, (b.base + t.file_row_number)::BIGINT AS doc
+        FROM read_parquet([{files}], hive_partitioning = true, hive_types = {{{types}}}, union_by_name = true,
+                          filename = true, file_row_number = true) t JOIN shard_bases b USING (filename)""")
+
+
+def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
+    """Write `DIR/index/search.duckdb`: the search table with the planned doc ids, an index on doc
+    and its BM25 index, built into a new file that then replaces the old one. Its row count."""
+    target = root / vector_index.INDEX_DIR / vector_index.SEARCH_DB
+    temporary = target.with_name(target.name + ".tmp")
+    temporary.unlink(missing_ok=True)
+    con = duckdb.connect(str(temporary), config={"memory_limit": SEARCH_DB_MEMORY})
+    try:
+        create_views(con, root, dim, read_manifest(root))
+        if shards:
+            _theorems_with_doc_ids(con, root, shards, dim)
+            rows = materialize(con, theorems="located_theorems", doc="t.doc", persistent=True)
+        else:
+            rows = materialize(con, persistent=True)
+        # an ART on doc: a query's hits are read by doc id, ten lookups instead of a table scan
+        con.execute("CREATE UNIQUE INDEX search_corpus_doc ON search_corpus (doc)")
+        lexical.build_index(con)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    temporary.replace(target)
+    return rows
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    if "merge" in request:
+        started, merge = time.monotonic(), request["merge"]
+        vector_index.merge_shards(pathlib.Path(merge["directory"]), merge["bases"], merge["name"])
+        print(json.dumps({"merge_s": round(time.monotonic() - started, 3)}))
+    else:
+        rows = build_search_db(pathlib.Path(request["root"]), [Shard(**s) for s in request["shards"]], request["dim"])
+        print(json.dumps({"rows": rows}))
+
+
+if __name__ == "__main__":
+    main()

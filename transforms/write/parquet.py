@@ -270,6 +270,7 @@ class _WritePart(beam.DoFn):
             local.seek(0)
             with FileSystems.create(f"{self.staging}/{relative}", compression_type=CompressionTypes.UNCOMPRESSED) as out:
                 shutil.copyfileobj(local, out, COPY_CHUNK)
+        pa.default_memory_pool().release_unused()   # the row groups' memory, back to the system for later steps
         self.files.inc()
         self.rows.inc(rows)
         yield relative, rows

@@ -115,8 +115,11 @@ def build_copies(folder: pathlib.Path, copies: int, one_bundle: bool = False, fi
 
 
 def copy_name(name: str, copy: int) -> str:
-    """The name (or id) of a shared 2101 submission in copy number `copy`."""
-    return name.replace("2101.99", f"2101.{copy + 10:02d}")
+    """The name (or id) of a shared 2101 submission in copy number `copy`: 90 copies a month from
+    2101.10xxx (copy 90 is 2102.10xxx), so every copy is a valid arXiv id (`YYMM.NNNNN`). Before,
+    copies from 90 on were `2101.100xx`, rejected as bad member names, and 144 copies read 90."""
+    month, number = divmod(copy, 90)
+    return name.replace("2101.99", f"{2101 + month}.{number + 10:02d}")
 
 
 def write_metadata(path: pathlib.Path, copies: int, size_mb: int) -> None:

@@ -63,29 +63,6 @@ def _count_embedded(row: dict) -> dict:
     return row
 
 
-def _fill_bundle(joined):
-    """Failures of later stages (which know the paper, not the input) get the paper's bundle."""
-    _, groups = joined
-    bundles = list(groups["bundles"])
-    for row in groups["failures"]:
-        yield {**row, "bundle": bundles[0] if bundles else None}
-
-
-class AttachBundles(beam.PTransform):
-    """Failure rows without a bundle get it from their paper, so they land in that input's files."""
-
-    def __init__(self, papers):
-        super().__init__()
-        self.papers = papers
-
-    def expand(self, failures):
-        keyed = failures | "ByPaper" >> beam.Map(lambda f: (f.get("paper_id") or "", f))
-        bundles = self.papers | "PaperBundles" >> beam.Map(lambda p: (p["paper_id"], p["bundle"]))
-        return ({"failures": keyed, "bundles": bundles}
-                | "JoinPapers" >> beam.CoGroupByKey()
-                | "Fill" >> beam.FlatMap(_fill_bundle))
-
-
 class ReadSubmissions(beam.PTransform):
     """Inputs -> (member ref, metadata record or None), spread across workers.
 
@@ -196,10 +173,8 @@ class BuildCorpus(beam.PTransform):
             theorems, failed = theorems | "Embed" >> cfg.model_step(
                 EmbedStatements(cfg.embed))
             later_failures.append(failed)
-        failures = read_failures + [extracted[corpus.FAILURES_TAG]]
-        if later_failures:
-            failures.append(tuple(later_failures) | "LaterFailures" >> beam.Flatten()
-                            | "AttachBundles" >> AttachBundles(papers))
+        # later stages' failure rows carry their statement's bundle, which names their file
+        failures = read_failures + [extracted[corpus.FAILURES_TAG]] + later_failures
         staged = staging.staging_dir(cfg.output)
         theorem_table = theorems_table(cfg.embedding_dim)
         return {

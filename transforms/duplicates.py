@@ -22,9 +22,12 @@ rewrites the link groups that name one, so no committed edge names a statement t
 """
 from __future__ import annotations
 
+import array
 import dataclasses
 import tempfile
 from typing import Callable, Iterable, Iterator, Mapping, Optional
+
+import numpy as np
 
 from schemas import EDGES, FAILURES, PAPERS, THEOREMS
 from schemas.table import Table
@@ -159,6 +162,17 @@ def _rewrite_group(output: str, sources: Mapping[str, list[str]], tables: Mappin
                           keep, added.get(target, {}) if name == FAILURES.name else {}, copy_unchanged=not staged)
 
 
+def repeated_id_hashes(paths: Iterable[str]) -> set[int]:
+    """The hashes of the paper ids that more than one row of the papers files `paths` holds.
+
+    The next generation's ids are held as 8-byte hashes, not as rows: only the copies of repeated
+    ids become objects. Two ids that share a hash only make a copy a candidate; `settle` compares ids.
+    """
+    hashes = array.array("q", (hash(row["paper_id"]) for row in staging.iter_columns(paths, ["paper_id"])))
+    values, counts = np.unique(np.frombuffer(hashes, dtype=np.int64), return_counts=True)
+    return set(values[counts > 1].tolist())
+
+
 def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, list[str]],
                   theorems: Table, previous_accounting: Mapping[str, dict]) -> dict[str, dict]:
     """Settle the duplicates of the next generation (see the module docstring) in the staged and
@@ -174,14 +188,16 @@ def keep_one_copy(output: str, run_groups: list[str], committed: Mapping[str, li
         for relative in committed.get(name, []):
             if staging.group_of_file(relative) not in order:
                 sources.setdefault(staging.group_of_file(relative), {}).setdefault(name, []).append(relative)
+    papers_files = {group: [files.join(staged_root if group in order else output, f)
+                            for f in tables.get(PAPERS.name, [])] for group, tables in sorted(sources.items())}
+    repeated = repeated_id_hashes(path for paths in papers_files.values() for path in paths)
     copies = []
-    for group, tables in sorted(sources.items()):
-        root = staged_root if group in order else output
-        for row in staging.read_columns([files.join(root, f) for f in tables.get(PAPERS.name, [])],
-                                        ["paper_id", "version", "bundle", "member", "status", "status_reason",
-                                         "n_statements"]):
-            copies.append(Copy(row["paper_id"], row["version"], group, row["bundle"], row["member"], row["status"],
-                               row["status_reason"], row["n_statements"] or 0, order.get(group, 0)))
+    for group, paths in papers_files.items():
+        for row in staging.iter_columns(paths if repeated else [], ["paper_id", "version", "bundle", "member",
+                                                                    "status", "status_reason", "n_statements"]):
+            if hash(row["paper_id"]) in repeated:
+                copies.append(Copy(row["paper_id"], row["version"], group, row["bundle"], row["member"],
+                                   row["status"], row["status_reason"], row["n_statements"] or 0, order.get(group, 0)))
     losers: dict[str, dict[str, tuple[Copy, dict]]] = {}
     for dropped, kept in settle(copies):
         if dropped.group == kept.group:     # two rows of one input (a corpus older than `unique_refs`): rows

@@ -14,7 +14,7 @@ def test_text_description_is_the_plain_text_with_title():
 
 
 def test_text_describer_pipeline_keeps_every_row(rows, tmp_path):
-    rows = rows + [make_row(99, "", statement_text="", _abstract="An abstract.")]
+    rows = rows + [make_row(99, "", statement_text="", _abstract="An abstract.", bundle="/in/arXiv_src_2101_001.tar")]
     config = DescribeConfig.from_options(PipelineOptions([]))
     assert config.describer == "text" and not config.uses_llm
     out, failures, totals = run_describe(rows, config, tmp_path)
@@ -24,4 +24,5 @@ def test_text_describer_pipeline_keeps_every_row(rows, tmp_path):
     assert by_id["p1#000"]["description_model"] == "text"
     assert by_id["p1#099"]["description"] is None and "_abstract" not in by_id["p1#099"]
     assert [f["error_class"] for f in failures] == ["empty-statement"]
+    assert failures[0]["bundle"] == "/in/arXiv_src_2101_001.tar"     # names its input's failures file
     assert totals["run_requests"] == 0

@@ -189,3 +189,32 @@ def test_a_tuple_of_row_collections_is_spilled_where_each_is_made(tmp_path):
     (written,) = list_files(staged, ".parquet")
     with open(written, "rb") as handle:
         assert handle.read() == parquet_bytes(THEOREMS, first + second)
+
+
+def test_the_writer_holds_a_bounded_set_of_tables_however_many_papers_wait(monkeypatch):
+    """The papers file's one-row papers: merged while the row group is below pyarrow's page limits
+    (the same bytes), so the Arrow memory waiting does not follow the papers (before: one table
+    each, 4.5 KB of buffers and some 25 KB of objects)."""
+    rows = [paper(f"arxiv:2101.{p:05d}", n=p) for p in range(2000)]
+    unmerged = parquet.pa.BufferOutputStream()
+    monkeypatch.setattr(parquet, "MERGE_PAPERS", 10 ** 9, raising=False)     # a table a paper, one row group
+    monkeypatch.setattr(parquet, "ROW_GROUP_TABLES", 10 ** 9, raising=False)
+    parquet.write_parquet(PAPERS, ([r] for r in rows), unmerged)
+    monkeypatch.undo()
+    pool = parquet.pa.proxy_memory_pool(parquet.pa.default_memory_pool())
+    before = parquet.pa.default_memory_pool()
+    parquet.pa.set_memory_pool(pool)
+    try:
+        merged = parquet_bytes(PAPERS, rows)
+    finally:
+        parquet.pa.set_memory_pool(before)
+    assert merged == unmerged.getvalue().to_pybytes()
+    assert pool.max_memory() < 3_000_000
+
+
+def test_a_row_group_holds_at_most_a_bound_of_unmerged_tables(monkeypatch):
+    monkeypatch.setattr(parquet, "MERGE_BYTES", 0, raising=False)           # nothing merged: a table a paper
+    monkeypatch.setattr(parquet, "ROW_GROUP_TABLES", 50, raising=False)
+    metadata = pq.ParquetFile(__import__("io").BytesIO(
+        parquet_bytes(PAPERS, [paper(f"arxiv:{p:04d}") for p in range(120)]))).metadata
+    assert [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)] == [50, 50, 20]

@@ -115,3 +115,36 @@ def test_theorem_ids_gone_are_those_no_staged_file_holds(tmp_path):
               write(tmp_path / "s/theorems/part-B-00000.parquet", [theorem("arxiv:moved", 0)])]
     gone = duplicates._gone_theorem_ids(str(tmp_path), {"A", "B"}, [committed_a[len(str(tmp_path)) + 1:]], staged)
     assert gone == {"arxiv:renumbered#0"}
+
+
+def test_duplicate_detection_holds_the_repeated_papers_not_every_paper(tmp_path):
+    """Settling duplicates over 20,001 papers in two inputs, one paper in both: only that paper's
+    copies become objects, the others' ids are 8-byte hashes (before: a row and a `Copy` a paper,
+    8 MB more here)."""
+    from schemas import PAPERS
+    from transforms.write import commit as staging
+
+    def papers(group, numbers):
+        return [{"paper_id": f"arxiv:2101.{p:05d}", "source": "arxiv", "status": "ok", "n_statements": 0,
+                 "bundle": f"/in/{group}.tar", "member": f"2101/2101.{p:05d}.gz", "version": None} for p in numbers]
+
+    def staged_papers(output, first):
+        staged = output / "_staging" / "papers"
+        staged.mkdir(parents=True)
+        for group, numbers in zip(groups, (range(first), [7])):
+            (staged / parquet.part_file_name(group, 0)).write_bytes(parquet_bytes(PAPERS, papers(group, numbers)))
+        assert staging.staging_dir(str(output)) == str(output / "_staging")
+        return staged
+
+    groups = ["arXiv_src_2101_001", "arXiv_src_2101_002"]
+    staged_papers(tmp_path / "warm", 10)
+    duplicates.keep_one_copy(str(tmp_path / "warm"), groups, {}, THEOREMS, {})   # imports are not counted
+    staged = staged_papers(tmp_path / "big", 20_000)
+    tracemalloc.start()
+    duplicates.keep_one_copy(str(tmp_path / "big"), groups, {}, THEOREMS, {})
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert not (staged / parquet.part_file_name(groups[1], 0)).exists()      # its one paper was a copy
+    failures = pq.read_table(tmp_path / "big" / "_staging" / "failures" / parquet.part_file_name(groups[1], 0))
+    assert failures.column("error_class").to_pylist() == ["duplicate"]
+    assert peak < 10_000_000        # 8 MB of it is the buffer that copies a file (old: 16.8 MB)

@@ -69,11 +69,13 @@ def output_row(row: Mapping[str, Any], **updates: Any) -> dict:
 
 
 def failure_record(row: Mapping[str, Any], error_class: str, message: str, stage: str = STAGE) -> dict:
-    """A `schemas.FAILURES` row for one statement (non-fatal: the statement row is kept)."""
+    """A `schemas.FAILURES` row for one statement (non-fatal: the statement row is kept), in the
+    statement's input (its bundle names the failures file it lands in)."""
     return {
         "paper_id": row.get("paper_id"), "theorem_id": row.get("theorem_id"), "stage": stage,
         "error_class": error_class, "message": message,
         "location": f"{row.get('file') or ''}:{row.get('line') or ''}".strip(":"), "fatal": False,
+        "bundle": row.get("bundle"),
     }
 
 

@@ -37,6 +37,10 @@ UNATTRIBUTED = "unattributed"
 SPILL = "_spill"            # under the staging root: rows on their way to their file
 SPILL_ROWS = 1000           # rows a writer step holds before it spills them
 ROW_GROUP_BYTES = 32 << 20  # Arrow bytes of one Parquet row group
+ROW_GROUP_TABLES = 1024     # tables (papers not merged) one row group holds at most: some 25 KB of objects each
+MERGE_PAPERS = 32           # waiting papers' tables merged into one while a row group is small
+MERGE_BYTES = 256 << 10     # ... below a quarter of pyarrow's 1 MiB data page and dictionary limits
+MERGE_ROWS = 10_000         # ... and half its 20,000 rows per page
 COPY_CHUNK = 8 << 20
 SORT_KEYS = {               # each starts with paper_id: a file is written one paper at a time
     "papers": ("paper_id", "bundle", "member"),
@@ -93,22 +97,32 @@ def write_parquet(table: Table, papers: Iterable[list[Mapping[str, Any]]], sink)
 
     Rows are sorted within each paper, so the file is sorted (every sort key starts with
     `paper_id`). Memory holds one paper's rows and one row group: papers are converted as they
-    come and a row group is written once `ROW_GROUP_BYTES` of them are waiting, so a file's size
-    never decides the writer's memory and the same rows always give the same bytes.
+    come and a row group is written once `ROW_GROUP_BYTES` of them, or `ROW_GROUP_TABLES` tables,
+    are waiting, so a file's size never decides the writer's memory and the same rows always give
+    the same bytes.
+
+    Each paper's table is a chunk of the row group, and pyarrow cuts pages and falls back from
+    dictionary encoding only at chunk ends, so the chunks decide the bytes. While the row group is
+    below every such limit (`MERGE_BYTES`, `MERGE_ROWS`) no chunk end can matter, and the waiting
+    tables are merged into one: a file of many small papers (the papers file: one row each) holds
+    one table, not one per paper (an Arrow table's objects outweigh a one-row paper's bytes).
 
     The Arrow schema is not stored in the file: pyarrow 25 cannot read back a fixed-size list
     column holding nulls (statements without an embedding) when it is; readers get a plain list
     and the DuckDB views cast it back to FLOAT[dim].
     """
-    written = waiting_bytes = 0
+    written = waiting_bytes = waiting_rows = 0
     waiting: list[pa.Table] = []
     with pq.ParquetWriter(sink, table.file_schema, compression="zstd", store_schema=False) as writer:
         for rows in papers:
             waiting.append(table.to_arrow(sorted_rows(table.name, rows)))
-            waiting_bytes += waiting[-1].nbytes      # a running total: a sum over `waiting` is quadratic
-            if waiting_bytes >= ROW_GROUP_BYTES:
+            waiting_bytes += waiting[-1].nbytes      # running totals: a sum over `waiting` is quadratic
+            waiting_rows += waiting[-1].num_rows
+            if waiting_bytes >= ROW_GROUP_BYTES or len(waiting) >= ROW_GROUP_TABLES:
                 written += _write_group(writer, waiting)
-                waiting_bytes = 0
+                waiting_bytes = waiting_rows = 0
+            elif len(waiting) > MERGE_PAPERS and waiting_bytes < MERGE_BYTES and waiting_rows < MERGE_ROWS:
+                waiting[:] = [pa.concat_tables(waiting).combine_chunks()]
         written += _write_group(writer, waiting)
     return written
 
@@ -256,6 +270,7 @@ class _WritePart(beam.DoFn):
             local.seek(0)
             with FileSystems.create(f"{self.staging}/{relative}", compression_type=CompressionTypes.UNCOMPRESSED) as out:
                 shutil.copyfileobj(local, out, COPY_CHUNK)
+        pa.default_memory_pool().release_unused()   # the row groups' memory, back to the system for later steps
         self.files.inc()
         self.rows.inc(rows)
         yield relative, rows

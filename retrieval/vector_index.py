@@ -254,11 +254,6 @@ class ShardEncoder:
         return faiss.vector_to_array(writer.data).tobytes(), stored, len(present)
 
 
-def encode_shard(quantizer: bytes, path: str, column: str, base: int) -> tuple[bytes, np.ndarray, int]:
-    """`ShardEncoder(quantizer).encode(path, column, base)`: one shard."""
-    return ShardEncoder(quantizer).encode(path, column, base)
-
-
 def merge_shards(directory: pathlib.Path, shard_bases: list[int], name: str) -> None:
     """Merge the shards' inverted lists into `name`.index / `name`.ivfdata under `directory` (the
     shards are memory-mapped, not loaded: memory stays independent of the corpus)."""

@@ -133,13 +133,13 @@ def _shard_vectors(synthetic_corpus):
 
 
 def test_shard_codes_equal_faiss_default_encoding(synthetic_corpus):
-    """encode_shard uses the PQ's transposed centroids (faster): faiss's own lists and codes, but for
+    """ShardEncoder uses the PQ's transposed centroids (faster): faiss's own lists and codes, but for
     a sub-vector equally near two PQ centroids, where the other summation order may pick the other
     (1 sub-code in 21,440 of the first shard)."""
     import faiss
 
     quantizer, shard, path, present, matrix = _shard_vectors(synthetic_corpus)
-    lists, _, encoded = vector_index.encode_shard(quantizer, path, "embedding", shard.base)
+    lists, _, encoded = vector_index.ShardEncoder(quantizer).encode(path, "embedding", shard.base)
     plain = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))
     plain.add_with_ids(matrix, (present + shard.base).astype(np.int64))
     writer = faiss.VectorIOWriter()

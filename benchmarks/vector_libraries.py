@@ -49,7 +49,7 @@ def faiss_index(matrix: np.ndarray, rng: np.random.Generator):
     sample = matrix[rng.choice(len(matrix), min(len(matrix), lists * vector_index.TRAIN_PER_LIST), replace=False)]
     index = faiss.deserialize_index(np.frombuffer(vector_index.train_quantizer(sample, lists), dtype=np.uint8))
     index.add(matrix)
-    index.nprobe = vector_index.NPROBE
+    index.nprobe = vector_index.probe_count(len(matrix), lists)
     return len(faiss.serialize_index(index)), lambda q: index.search(q.reshape(1, -1), SHORTLIST)[1][0]
 
 

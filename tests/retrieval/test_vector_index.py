@@ -99,11 +99,44 @@ def test_pq_index_recall_and_filters_inside_the_search(synthetic_corpus):
 
 
 def test_lists_and_training_sample_follow_the_corpus_size():
-    """2 sqrt(rows) lists (a power of two, at most MAX_LISTS); the sample trains both the lists and the PQ."""
+    """2 sqrt(rows) lists (a power of two, at most MAX_LISTS); the sample trains both the lists and the
+    PQ; the probe scans about as many codes at 10M rows as at 1M."""
     assert [vector_index.list_count(n) for n in (12_000, 100_000, 1_000_000, 10_000_000)] == [128, 512, 1024, 4096]
     assert vector_index.train_sample_rows(128) == 256 * vector_index.PQ_TRAIN_PER_CENTROID
     assert vector_index.train_sample_rows(1024) == 1024 * vector_index.TRAIN_PER_LIST
     assert [vector_index.shortlist_size(n) for n in (20_000, 100_000, 400_000, 10_000_000)] == [400, 400, 800, 1000]
+    # lists probed: NPROBE up to 1M rows, then fewer as MAX_LISTS makes the lists longer
+    assert [vector_index.probe_count(n, vector_index.list_count(n))
+            for n in (12_000, 100_000, 1_000_000, 4_000_000, 10_000_000, 100_000_000)] == [96, 96, 96, 49, 39, 24]
+
+
+def test_longer_lists_are_probed_fewer(synthetic_corpus, monkeypatch):
+    """An index whose lists are longer than PROBED_ROWS / NPROBE rows is probed in fewer lists, so
+    that a search scans about PROBED_ROWS codes (at least MIN_NPROBE lists), and still finds the
+    nearest rows."""
+    import faiss
+
+    queries = vector_index.unit_rows(np.random.default_rng(9).standard_normal((10, 16)).astype(np.float32))
+
+    def probed(index) -> tuple[float, float]:
+        """(codes scanned per search, recall@10) of unfiltered faiss searches."""
+        index.exact_filter_rows = 0
+        faiss.cvar.indexIVF_stats.reset()
+        found = [[d for d, _ in index.search(q, 10)] for q in queries]
+        scanned = faiss.cvar.indexIVF_stats.ndis / len(queries)
+        return scanned, vector_index.recall_at_k(found, [[d for d, _ in index.exact(q, 10)] for q in queries], 10)
+
+    index = Searcher(open_catalog(str(synthetic_corpus)))._vector_index()
+    assert index.nprobe == vector_index.NPROBE < index.nlist        # 12,000 rows in 128 lists: 94 a list
+    everything = probed(index)[0]
+    monkeypatch.setattr(vector_index, "PROBED_ROWS", 3_000)
+    monkeypatch.setattr(vector_index, "MIN_NPROBE", 8)
+    index = Searcher(open_catalog(str(synthetic_corpus)))._vector_index()
+    assert index.nprobe == 32
+    scanned, recall = probed(index)
+    assert scanned < 0.5 * everything and scanned < 2 * 3_000 and recall >= 0.8
+    monkeypatch.setattr(vector_index, "PROBED_ROWS", 100)
+    assert Searcher(open_catalog(str(synthetic_corpus)))._vector_index().nprobe == 8
 
 
 def _lists_entries(lists: bytes) -> dict[int, tuple[int, bytes]]:

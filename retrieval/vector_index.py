@@ -48,7 +48,7 @@ PQ_BYTES = 48               # bytes per vector in the shortlist's codes (384 flo
 MAX_LISTS = 4096
 PQ_TRAIN_PER_CENTROID = 64  # PQ training points per sub-vector centroid (faiss's default 256)
 TRAIN_PER_LIST = 40         # k-means sample: faiss warns under 39 points a centroid (64: 1M rows train 20 s CPU longer)
-NPROBE = 96                 # lists probed up to PROBED_ROWS / NPROBE rows a list (1M rows in 1,024 lists)
+NPROBE = 96                 # lists probed while they hold up to PROBED_ROWS / NPROBE rows (1M rows: 1,024 lists)
 PROBED_ROWS = 96_000        # codes a probe scans: longer lists (MAX_LISTS reached) are probed fewer
 MIN_NPROBE = 24             # 10M rows: recall@10 0.9735 with 24 probes, 0.9765 with 39, 0.9775 with 96
 SHORTLIST = 400             # candidates re-scored exactly (at least 10 per result) up to SHORTLIST_ROWS rows
@@ -79,12 +79,13 @@ def shortlist_size(rows: int) -> int:
 
 
 def probe_count(rows: int, nlist: int) -> int:
-    """Lists a search probes: NPROBE, or as many as scan about PROBED_ROWS codes where the lists are
-    longer (from MAX_LISTS on: 39 of 4,096 at 10M rows, 2,441 rows a list), at least MIN_NPROBE.
-    A probe's cost is the codes it scans, and beyond 1M rows recall is the shortlist's (the PQ
-    order), not the probe's: 10M rows, 200 held-out paragraphs, shortlist 1,000: recall@10 0.9775
-    with 96 lists (7.9 ms of CPU a faiss search), 0.9765 with 39 (4.3 ms); with the 4% filter
-    0.999 and 0.9985."""
+    """Lists a search probes: NPROBE, or where the lists hold more than PROBED_ROWS / NPROBE rows
+    (beyond about 2M rows: 49 of 2,048 lists at 4M, 39 of 4,096 at 10M) as many as scan about
+    PROBED_ROWS codes, at least MIN_NPROBE. A probe costs the codes it scans, and at 10M recall is
+    the shortlist's (the PQ order), not the probe's: 200 held-out paragraphs, shortlist 1,000:
+    recall@10 0.9775 with 96 lists (7.9 ms of CPU a faiss search), 0.9765 with 39 (4.3 ms); with
+    the 4.4% filter 0.999 and 0.9985. At 1M the probe counts (96 lists: 0.965, 48: 0.951 on a
+    proxy), so NPROBE stays there. See docs/vector_index.md, "Seventh pass"."""
     rows_per_list = max(1.0, rows / max(1, nlist))
     return int(min(nlist, NPROBE, max(MIN_NPROBE, PROBED_ROWS // rows_per_list)))
 

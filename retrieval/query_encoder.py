@@ -22,6 +22,9 @@ _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429, 0.327
 GELU_ROWS = 64          # GELU's temporaries for 64 tokens (64 x 1536 floats) stay in a core's L2
 MIN_PART_ROWS = 32      # tokens a thread at least: below, waking a thread costs more than it saves
 MAX_THREADS = 4
+# the row sums of exp(scores) that need no shift: the largest term is then a normal float32
+# (above 1e-30 / the row's length), so terms too small to matter are all that can underflow
+SOFTMAX_SUMS = (1e-30, 1e30)
 # runnable tasks besides the caller that still leave a core free: on an idle 2-core machine
 # /proc/loadavg counts a second one in 7% of readings (kernel threads, a request thread handing its
 # query over), and declining to split then set serve's p95 (55 against 48 ms, p99 72-79 against 53-55)
@@ -77,15 +80,35 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    """Layer normalization of the rows of `x`, in place."""
-    x -= x.mean(-1, keepdims=True)
-    deviation = np.square(x).mean(-1, keepdims=True)
-    deviation += eps
+    """Layer normalization of the rows of `x`, in place. Row means as a matrix-vector product:
+    a BLAS kernel, where NumPy's reduction along short rows is several times slower."""
+    average = np.full(x.shape[-1], 1 / x.shape[-1], np.float32)
+    x -= np.matmul(x, average)[:, None]
+    deviation = np.matmul(np.square(x), average)[:, None]
+    deviation += np.float32(eps)
     np.sqrt(deviation, out=deviation)
     x /= deviation
     x *= weight
     x += bias
     return x
+
+
+def _attention_weights(q: np.ndarray, k: np.ndarray, ones: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax of the scores q k along each row, as exp(scores) and the rows' sums (dividing the
+    product with the values by the sums instead: head-wide rows, not n-wide). A row's maximum is
+    subtracted first only where a sum left SOFTMAX_SUMS (an overflow, or every term vanishing):
+    softmax is the same whatever a row is shifted by and float32's exp keeps its relative precision
+    in between, so the usual guard's two passes over the scores are skipped."""
+    with np.errstate(over="ignore", under="ignore"):
+        weights = np.exp(np.matmul(q, k))
+    sums = np.matmul(weights, ones)
+    low, high = SOFTMAX_SUMS
+    if not (sums.min() >= low and sums.max() <= high):
+        weights = np.matmul(q, k)
+        weights -= weights.max(-1, keepdims=True)
+        np.exp(weights, out=weights)
+        sums = np.matmul(weights, ones)
+    return weights, sums
 
 
 def _json(path: pathlib.Path) -> Optional[dict]:
@@ -121,10 +144,17 @@ class BertQueryEncoder:
             self.weights[f"{self.prefix}encoder.layer.{i}.attention.qkv.bias"] = np.concatenate(
                 [self.weights.pop(n + ".bias") for n in names])
         self.heads = int(config["num_attention_heads"])
+        # attention's 1 / sqrt(head size) folded into the query's weights and bias
+        scale = np.float32(1 / np.sqrt(int(config["hidden_size"]) // self.heads))
+        for i in range(self.layers):
+            for part in ("weight", "bias"):
+                qkv = self.weights[f"{self.prefix}encoder.layer.{i}.attention.qkv.{part}"]
+                qkv[..., :int(config["hidden_size"])] *= scale
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.normalize = normalize
         self.prompt = prompt
         self.dim = int(config["hidden_size"])
+        self._ones = np.ones(max_length, np.float32)
         self._blas = ThreadpoolController()
         self.threads = threads
         self._cores = min(MAX_THREADS, usable_cores())
@@ -140,24 +170,23 @@ class BertQueryEncoder:
 
     def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]], rows: slice) -> np.ndarray:
         """Self-attention of the tokens in `rows` among their own query's tokens; `qkv`: every
-        token's query, key and value, the queries' tokens one after the other in `spans`."""
+        token's query (already scaled, see `__init__`), key and value, the queries' tokens one after
+        the other in `spans`. Every head at once: one stacked product a step, written in place."""
         width = qkv.shape[1] // 3
         head = width // self.heads
-        scale = np.float32(1 / np.sqrt(head))
         context = np.empty((rows.stop - rows.start, width), dtype=np.float32)
         for start, stop in spans:
             first, last = max(start, rows.start), min(stop, rows.stop)
             if first >= last:
                 continue
             n = stop - start
-            q = (qkv[first:last, :width] * scale).reshape(last - first, self.heads, head).transpose(1, 0, 2)
-            k, v = qkv[start:stop, width:].reshape(n, 2, self.heads, head).transpose(1, 2, 0, 3)
-            scores = q @ k.transpose(0, 2, 1)
-            scores -= scores.max(-1, keepdims=True)
-            np.exp(scores, out=scores)
-            weighted = scores @ v       # normalized after the product: head-wide rows, not n-wide
-            weighted /= scores.sum(-1, keepdims=True)
-            context[first - rows.start:last - rows.start] = weighted.transpose(1, 0, 2).reshape(last - first, width)
+            q = qkv[first:last, :width].reshape(last - first, self.heads, head).transpose(1, 0, 2)
+            k = qkv[start:stop, width:2 * width].reshape(n, self.heads, head).transpose(1, 2, 0)
+            v = qkv[start:stop, 2 * width:].reshape(n, self.heads, head).transpose(1, 0, 2)
+            weights, sums = _attention_weights(q, k, self._ones[:n])
+            weighted = context[first - rows.start:last - rows.start].reshape(last - first, self.heads, head)
+            weighted = np.matmul(weights, v, out=weighted.transpose(1, 0, 2))
+            weighted /= sums[..., None]
         return context
 
     def _layers(self, x: np.ndarray, spans: list[tuple[int, int]], rows: slice,

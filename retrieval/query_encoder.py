@@ -14,7 +14,7 @@ import json
 import os
 import pathlib
 import threading
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -49,12 +49,13 @@ def spare_cores(cores: int, loadavg: Optional[str] = None) -> int:
     return max(0, cores - running + TRANSIENT_TASKS)
 
 
-def row_parts(rows: int, threads: int) -> list[slice]:
-    """`rows` tokens split into contiguous, near-equal parts, one a thread, each at least
-    MIN_PART_ROWS tokens (one part when there are too few)."""
+def part_count(rows: int, threads: int, heads: int) -> int:
+    """Threads to share a pass over `rows` tokens: at most `threads`, each with at least
+    MIN_PART_ROWS tokens' worth of work, and a divisor of `heads` (each takes whole heads)."""
     count = max(1, min(threads, rows // MIN_PART_ROWS))
-    bounds = [rows * i // count for i in range(count + 1)]
-    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    while heads % count:
+        count -= 1
+    return count
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -118,6 +119,16 @@ def _json(path: pathlib.Path) -> Optional[dict]:
         return None
 
 
+class LayerPart(NamedTuple):
+    """One thread's share of a layer's dense weights (`BertQueryEncoder._layer_parts`)."""
+    qkv: np.ndarray
+    qkv_bias: np.ndarray
+    output: np.ndarray
+    inner: np.ndarray
+    inner_bias: np.ndarray
+    outer: np.ndarray
+
+
 class BertQueryEncoder:
     """A sentence-transformers BERT model with mean pooling, run in NumPy."""
 
@@ -159,61 +170,91 @@ class BertQueryEncoder:
         self.threads = threads
         self._cores = min(MAX_THREADS, usable_cores())
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._cut: dict[int, list[list[LayerPart]]] = {}
 
     def _w(self, name: str) -> np.ndarray:
         return self.weights[self.prefix + name]
 
-    def _dense(self, x: np.ndarray, name: str, out: Optional[np.ndarray] = None) -> np.ndarray:
-        out = np.matmul(x, self._w(name + ".weight"), out=out)
-        out += self._w(name + ".bias")
-        return out
+    def _layer_parts(self, parts: int) -> list[list[LayerPart]]:
+        """Each layer's weights cut into `parts` column groups, one a thread: query, key and value
+        of heads/parts heads, their rows of the attention's output product, and a parts-th of the
+        feed-forward's inner width with its rows of the second product. A thread's products then
+        keep every token (a product over half the tokens costs 8-10% more per token) and read only
+        its share of the weights; the threads add their partial outputs at two points a layer.
+        Made once for each part count used (one part: the weights as they are)."""
+        if parts not in self._cut:
+            width, inner = self.dim // parts, self._w("encoder.layer.0.intermediate.dense.weight").shape[1] // parts
+            layers = []
+            for i in range(self.layers):
+                def w(name: str) -> np.ndarray:
+                    return self._w(f"encoder.layer.{i}.{name}")
+                parts_of_layer = []
+                for j in range(parts):
+                    mine, inner_mine = slice(j * width, (j + 1) * width), slice(j * inner, (j + 1) * inner)
+                    qkv_columns = np.concatenate([np.arange(self.dim)[mine] + m * self.dim for m in range(3)])
+                    parts_of_layer.append(LayerPart(
+                        qkv=w("attention.qkv.weight") if parts == 1 else w("attention.qkv.weight")[:, qkv_columns],
+                        qkv_bias=w("attention.qkv.bias")[qkv_columns],
+                        output=np.ascontiguousarray(w("attention.output.dense.weight")[mine]),
+                        inner=np.ascontiguousarray(w("intermediate.dense.weight")[:, inner_mine]),
+                        inner_bias=w("intermediate.dense.bias")[inner_mine],
+                        outer=np.ascontiguousarray(w("output.dense.weight")[inner_mine])))
+                layers.append(parts_of_layer)
+            self._cut[parts] = layers
+        return self._cut[parts]
 
-    def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]], rows: slice) -> np.ndarray:
-        """Self-attention of the tokens in `rows` among their own query's tokens; `qkv`: every
-        token's query (already scaled, see `__init__`), key and value, the queries' tokens one after
-        the other in `spans`. Every head at once: one stacked product a step, written in place."""
+    def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+        """Self-attention of every token among its own query's tokens, for the heads in `qkv`: each
+        token's query (already scaled, see `__init__`), key and value for those heads, the queries'
+        tokens one after the other in `spans`. The heads at once: one stacked product a step."""
         width = qkv.shape[1] // 3
-        head = width // self.heads
-        context = np.empty((rows.stop - rows.start, width), dtype=np.float32)
+        head = self.dim // self.heads
+        heads = width // head
+        context = np.empty((len(qkv), width), dtype=np.float32)
         for start, stop in spans:
-            first, last = max(start, rows.start), min(stop, rows.stop)
-            if first >= last:
-                continue
             n = stop - start
-            q = qkv[first:last, :width].reshape(last - first, self.heads, head).transpose(1, 0, 2)
-            k = qkv[start:stop, width:2 * width].reshape(n, self.heads, head).transpose(1, 2, 0)
-            v = qkv[start:stop, 2 * width:].reshape(n, self.heads, head).transpose(1, 0, 2)
+            q = qkv[start:stop, :width].reshape(n, heads, head).transpose(1, 0, 2)
+            k = qkv[start:stop, width:2 * width].reshape(n, heads, head).transpose(1, 2, 0)
+            v = qkv[start:stop, 2 * width:].reshape(n, heads, head).transpose(1, 0, 2)
             weights, sums = _attention_weights(q, k, self._ones[:n])
-            weighted = context[first - rows.start:last - rows.start].reshape(last - first, self.heads, head)
-            weighted = np.matmul(weights, v, out=weighted.transpose(1, 0, 2))
+            weighted = context[start:stop].reshape(n, heads, head).transpose(1, 0, 2)
+            np.matmul(weights, v, out=weighted)
             weighted /= sums[..., None]
         return context
 
-    def _layers(self, x: np.ndarray, spans: list[tuple[int, int]], rows: slice,
-                qkv: tuple[np.ndarray, np.ndarray], barrier: Optional[threading.Barrier]) -> None:
-        """Run every layer over the tokens in `rows`, in place in `x`. Everything but attention is
-        row by row, so threads can share the work by rows; attention needs every token's keys: with
-        `barrier`, the threads wait for each other once a layer, after writing their rows' query,
-        key and value into `qkv[layer % 2]` (two buffers, so that a thread already on the next
-        layer never overwrites keys that another still reads)."""
+    def _add_parts(self, partials: np.ndarray, bias: np.ndarray, residual: np.ndarray, norm: str) -> np.ndarray:
+        """The sum of the threads' partial products, plus bias and residual, layer-normalized."""
+        total = partials[0] + bias if len(partials) == 1 else np.sum(partials, axis=0) + bias
+        total += residual
+        return _layer_norm(total, self._w(norm + ".weight"), self._w(norm + ".bias"), self.eps)
+
+    def _layers(self, x: np.ndarray, spans: list[tuple[int, int]], layers: list[list[LayerPart]], part: int,
+                partials: np.ndarray, barrier: Optional[threading.Barrier]) -> np.ndarray:
+        """Run every layer, for this thread's `part` of the heads and inner width (`_layer_parts`),
+        on every token of `x`; the hidden states after the last. Each thread writes its partial
+        products into `partials[0 or 1, part]` and, with `barrier`, waits for the others before
+        adding them (every thread adds them all: the same sum, no third wait). Two buffers: a
+        thread can only write one again after every thread has read it."""
         try:
-            for i in range(self.layers):
-                layer = f"encoder.layer.{i}."
-                buffer = qkv[i % 2]
-                self._dense(x[rows], layer + "attention.qkv", out=buffer[rows])
+            for i, cut in enumerate(layers):
+                layer, weights = f"encoder.layer.{i}.", cut[part]
+                qkv = np.matmul(x, weights.qkv)
+                qkv += weights.qkv_bias
+                np.matmul(self._attend(qkv, spans), weights.output, out=partials[0, part])
                 if barrier is not None:
                     barrier.wait()
-                hidden = self._dense(self._attend(buffer, spans, rows), layer + "attention.output.dense")
-                hidden += x[rows]
-                _layer_norm(hidden, self._w(layer + "attention.output.LayerNorm.weight"),
-                            self._w(layer + "attention.output.LayerNorm.bias"), self.eps)
-                inner = self._dense(hidden, layer + "intermediate.dense")
+                hidden = self._add_parts(partials[0], self._w(layer + "attention.output.dense.bias"), x,
+                                         layer + "attention.output.LayerNorm")
+                inner = np.matmul(hidden, weights.inner)
+                inner += weights.inner_bias
                 for block in range(0, len(inner), GELU_ROWS):
                     _gelu(inner[block:block + GELU_ROWS])
-                out = self._dense(inner, layer + "output.dense")
-                out += hidden
-                x[rows] = _layer_norm(out, self._w(layer + "output.LayerNorm.weight"),
-                                      self._w(layer + "output.LayerNorm.bias"), self.eps)
+                np.matmul(inner, weights.outer, out=partials[1, part])
+                if barrier is not None:
+                    barrier.wait()
+                x = self._add_parts(partials[1], self._w(layer + "output.dense.bias"), hidden,
+                                    layer + "output.LayerNorm")
+            return x
         except BaseException:
             if barrier is not None:     # the other threads stop waiting for this one
                 barrier.abort()
@@ -222,8 +263,8 @@ class BertQueryEncoder:
     def _threads_now(self, rows: int) -> int:
         """The threads `threads` asked for; by default, this one and a thread for each core free now
         (`spare_cores`).
-        Split, a pass costs 11-13% more CPU (each thread reads all the weights, for half
-        the rows): worth it for an idle core, not when every core has work, by this process (other
+        Split, a pass costs more CPU (the threads' synchronization, each adding up all the partial
+        products): worth it for an idle core, not when every core has work, by this process (other
         requests) or another."""
         if self.threads:
             return self.threads
@@ -234,10 +275,10 @@ class BertQueryEncoder:
     def _forward(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled embeddings of `texts`. The queries' tokens are stacked, so every dense layer
         is one matrix product for the batch (no padding); only attention goes query by query. With
-        at least 2 x MIN_PART_ROWS tokens the rows are split between threads (`_threads_now`;
-        NumPy and BLAS release the GIL), each on one BLAS thread: a long query uses the idle cores
-        without OpenBLAS's own threads, which spin while they wait (and OpenBLAS's thread count is
-        the whole process's)."""
+        at least 2 x MIN_PART_ROWS tokens the heads and inner width are split between threads
+        (`_threads_now`, `part_count`; NumPy and BLAS release the GIL), each on one BLAS thread: a
+        long query uses the idle cores without OpenBLAS's own threads, which spin while they wait
+        (and OpenBLAS's thread count is the whole process's)."""
         encodings = self.tokenizer.encode_batch([self.prompt + t for t in texts])
         lengths = [len(e.ids) for e in encodings]
         ends = np.cumsum(lengths).tolist()
@@ -248,17 +289,18 @@ class BertQueryEncoder:
              + self._w("embeddings.position_embeddings.weight")[positions]
              + self._w("embeddings.token_type_embeddings.weight")[0])
         x = _layer_norm(x, self._w("embeddings.LayerNorm.weight"), self._w("embeddings.LayerNorm.bias"), self.eps)
-        qkv = (np.empty((len(x), 3 * self.dim), np.float32), np.empty((len(x), 3 * self.dim), np.float32))
-        parts = row_parts(len(x), self._threads_now(len(x)))
-        if len(parts) == 1:
-            self._layers(x, spans, parts[0], qkv, None)
+        parts = part_count(len(x), self._threads_now(len(x)), self.heads)
+        layers = self._layer_parts(parts)
+        partials = np.empty((2, parts, len(x), self.dim), np.float32)
+        if parts == 1:
+            x = self._layers(x, spans, layers, 0, partials, None)
         else:
             if self._pool is None:
                 self._pool = concurrent.futures.ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="query-encoder")
-            barrier = threading.Barrier(len(parts))
-            helpers = [self._pool.submit(self._layers, x, spans, part, qkv, barrier) for part in parts[1:]]
+            barrier = threading.Barrier(parts)
+            helpers = [self._pool.submit(self._layers, x, spans, layers, part, partials, barrier) for part in range(1, parts)]
             try:
-                self._layers(x, spans, parts[0], qkv, barrier)
+                x = self._layers(x, spans, layers, 0, partials, barrier)
             except threading.BrokenBarrierError:
                 pass                    # a helper failed: its error is raised below
             finally:

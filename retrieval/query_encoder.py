@@ -2,15 +2,17 @@
 
 Importing sentence-transformers pulls in torch, transformers and the training stack (most of the
 38 s a cold `thmforge search` took on a loaded machine). A query is one short sequence, so a BERT
-forward pass in NumPy is milliseconds. This covers the sentence-transformers layout the corpus
-uses by default (a BERT encoder, mean pooling, optional normalization, weights in
+forward pass in NumPy is milliseconds. This covers the sentence-transformers layouts the corpus
+uses (a BERT or MPNet encoder, mean pooling, optional normalization, weights in
 model.safetensors, a fast tokenizer.json); any other model returns None from `load` and search
 falls back to `transforms.embed.encoder.Encoder`. Equality with that encoder is tested.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
+import math
 import os
 import pathlib
 import threading
@@ -25,6 +27,11 @@ MAX_THREADS = 4
 # the row sums of exp(scores) that need no shift: the largest term is then a normal float32
 # (above 1e-30 / the row's length), so terms too small to matter are all that can underflow
 SOFTMAX_SUMS = (1e-30, 1e30)
+# MPNet's names for what a BERT layer has too: its layers differ only by a relative position bias
+MPNET_NAMES = {".attention.attn.q.": ".attention.self.query.", ".attention.attn.k.": ".attention.self.key.",
+               ".attention.attn.v.": ".attention.self.value.", ".attention.attn.o.": ".attention.output.dense.",
+               ".attention.LayerNorm.": ".attention.output.LayerNorm."}
+MPNET_MAX_DISTANCE = 128    # relative positions beyond share MPNet's last bucket
 # runnable tasks besides the caller that still leave a core free: on an idle 2-core machine
 # /proc/loadavg counts a second one in 7% of readings (kernel threads, a request thread handing its
 # query over), and declining to split then set serve's p95 (55 against 48 ms, p99 72-79 against 53-55)
@@ -94,22 +101,40 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return x
 
 
-def _attention_weights(q: np.ndarray, k: np.ndarray, ones: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Softmax of the scores q k along each row, as exp(scores) and the rows' sums (dividing the
+def _attention_weights(q: np.ndarray, k: np.ndarray, ones: np.ndarray,
+                       bias: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax of the scores q k (plus `bias`) along each row, as exp(scores) and the rows' sums (dividing the
     product with the values by the sums instead: head-wide rows, not n-wide). A row's maximum is
     subtracted first only where a sum left SOFTMAX_SUMS (an overflow, or every term vanishing):
     softmax is the same whatever a row is shifted by and float32's exp keeps its relative precision
     in between, so the usual guard's two passes over the scores are skipped."""
+    scores = np.matmul(q, k)
+    if bias is not None:
+        scores += bias
     with np.errstate(over="ignore", under="ignore"):
-        weights = np.exp(np.matmul(q, k))
+        weights = np.exp(scores)
     sums = np.matmul(weights, ones)
     low, high = SOFTMAX_SUMS
     if not (sums.min() >= low and sums.max() <= high):
-        weights = np.matmul(q, k)
-        weights -= weights.max(-1, keepdims=True)
-        np.exp(weights, out=weights)
+        scores -= scores.max(-1, keepdims=True)
+        weights = np.exp(scores, out=scores)
         sums = np.matmul(weights, ones)
     return weights, sums
+
+
+def relative_position_buckets(distances: np.ndarray, buckets: int, max_distance: int = MPNET_MAX_DISTANCE) -> np.ndarray:
+    """MPNet's bucket for each key's position less its query's: half the buckets for keys
+    before the query, half for the others; in each, one bucket a distance below a quarter of the
+    buckets, then logarithmic steps up to `max_distance`. In float32 like the reference, so that
+    distances on a step's boundary (16, 32, 64) fall alike."""
+    half = buckets // 2
+    exact = half // 2
+    bucket = np.where(distances > 0, half, 0)
+    size = np.abs(distances)
+    steps = (np.log(np.maximum(size, 1).astype(np.float32) / np.float32(exact))
+             / np.float32(math.log(max_distance / exact)) * np.float32(half - exact))
+    far = np.minimum(exact + steps.astype(np.int64), half - 1)
+    return bucket + np.where(size < exact, size, far)
 
 
 def _json(path: pathlib.Path) -> Optional[dict]:
@@ -130,7 +155,7 @@ class LayerPart(NamedTuple):
 
 
 class BertQueryEncoder:
-    """A sentence-transformers BERT model with mean pooling, run in NumPy."""
+    """A sentence-transformers BERT or MPNet model with mean pooling, run in NumPy."""
 
     def __init__(self, root: pathlib.Path, config: dict, max_length: int, normalize: bool, prompt: str,
                  threads: Optional[int] = None):
@@ -143,9 +168,11 @@ class BertQueryEncoder:
         self.tokenizer.no_padding()
         # dense weights transposed once into aligned, contiguous arrays: multiplying by the
         # safetensors buffers' transposed views directly misses the BLAS path (13 ms a product)
+        renames = MPNET_NAMES.items() if config["model_type"] == "mpnet" else ()
+        stored = {functools.reduce(lambda n, r: n.replace(*r), renames, name): w
+                  for name, w in load_file(str(root / "model.safetensors")).items()}
         self.weights = {name: np.ascontiguousarray(w.T) if name.endswith("dense.weight") or name.endswith(
-            (".query.weight", ".key.weight", ".value.weight")) else w
-            for name, w in load_file(str(root / "model.safetensors")).items()}
+            (".query.weight", ".key.weight", ".value.weight")) else w for name, w in stored.items()}
         self.prefix = "" if "embeddings.word_embeddings.weight" in self.weights else "bert."
         self.layers = int(config["num_hidden_layers"])
         for i in range(self.layers):    # query, key and value as one product
@@ -166,6 +193,12 @@ class BertQueryEncoder:
         self.prompt = prompt
         self.dim = int(config["hidden_size"])
         self._ones = np.ones(max_length, np.float32)
+        # MPNet: positions count from after the padding token's, and each head adds a bias by
+        # relative position to its scores (one table: a query's is its top-left corner)
+        self.first_position = int(config["pad_token_id"]) + 1 if config["model_type"] == "mpnet" else 0
+        relative = self.weights.pop(self.prefix + "encoder.relative_attention_bias.weight", None)
+        self._position_bias = None if relative is None else np.ascontiguousarray(relative[relative_position_buckets(
+            np.arange(max_length)[None, :] - np.arange(max_length)[:, None], len(relative))].transpose(2, 0, 1))
         self._blas = ThreadpoolController()
         self.threads = threads
         self._cores = min(MAX_THREADS, usable_cores())
@@ -203,10 +236,11 @@ class BertQueryEncoder:
             self._cut[parts] = layers
         return self._cut[parts]
 
-    def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
-        """Self-attention of every token among its own query's tokens, for the heads in `qkv`: each
-        token's query (already scaled, see `__init__`), key and value for those heads, the queries'
-        tokens one after the other in `spans`. The heads at once: one stacked product a step."""
+    def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]], heads_from: int) -> np.ndarray:
+        """Self-attention of every token among its own query's tokens, for the heads in `qkv` (from
+        head number `heads_from` on): each token's query (already scaled, see `__init__`), key and
+        value for those heads, the queries' tokens one after the other in `spans`. The heads at
+        once: one stacked product a step."""
         width = qkv.shape[1] // 3
         head = self.dim // self.heads
         heads = width // head
@@ -216,7 +250,8 @@ class BertQueryEncoder:
             q = qkv[start:stop, :width].reshape(n, heads, head).transpose(1, 0, 2)
             k = qkv[start:stop, width:2 * width].reshape(n, heads, head).transpose(1, 2, 0)
             v = qkv[start:stop, 2 * width:].reshape(n, heads, head).transpose(1, 0, 2)
-            weights, sums = _attention_weights(q, k, self._ones[:n])
+            bias = None if self._position_bias is None else self._position_bias[heads_from:heads_from + heads, :n, :n]
+            weights, sums = _attention_weights(q, k, self._ones[:n], bias)
             weighted = context[start:stop].reshape(n, heads, head).transpose(1, 0, 2)
             np.matmul(weights, v, out=weighted)
             weighted /= sums[..., None]
@@ -240,7 +275,8 @@ class BertQueryEncoder:
                 layer, weights = f"encoder.layer.{i}.", cut[part]
                 qkv = np.matmul(x, weights.qkv)
                 qkv += weights.qkv_bias
-                np.matmul(self._attend(qkv, spans), weights.output, out=partials[0, part])
+                np.matmul(self._attend(qkv, spans, part * self.heads // len(cut)), weights.output,
+                          out=partials[0, part])
                 if barrier is not None:
                     barrier.wait()
                 hidden = self._add_parts(partials[0], self._w(layer + "attention.output.dense.bias"), x,
@@ -284,10 +320,10 @@ class BertQueryEncoder:
         ends = np.cumsum(lengths).tolist()
         spans = list(zip([0] + ends[:-1], ends))
         ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encodings])
-        positions = np.concatenate([np.arange(n) for n in lengths])
-        x = (self._w("embeddings.word_embeddings.weight")[ids]
-             + self._w("embeddings.position_embeddings.weight")[positions]
-             + self._w("embeddings.token_type_embeddings.weight")[0])
+        positions = np.concatenate([np.arange(n) for n in lengths]) + self.first_position
+        x = self._w("embeddings.word_embeddings.weight")[ids] + self._w("embeddings.position_embeddings.weight")[positions]
+        if self.prefix + "embeddings.token_type_embeddings.weight" in self.weights:
+            x += self._w("embeddings.token_type_embeddings.weight")[0]
         x = _layer_norm(x, self._w("embeddings.LayerNorm.weight"), self._w("embeddings.LayerNorm.bias"), self.eps)
         parts = part_count(len(x), self._threads_now(len(x)), self.heads)
         layers = self._layer_parts(parts)
@@ -341,8 +377,9 @@ def load(model_path: str, *, normalize: bool, prompt: str, threads: Optional[int
     modes = {k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True}
     if modes != {"pooling_mode_mean_tokens"}:
         return None
-    if (config.get("model_type") != "bert" or config.get("hidden_act") != "gelu"
-            or config.get("position_embedding_type", "absolute") != "absolute"):
+    if config.get("model_type") not in ("bert", "mpnet") or config.get("hidden_act") != "gelu":
+        return None
+    if config["model_type"] == "bert" and config.get("position_embedding_type", "absolute") != "absolute":
         return None
     max_length = int((_json(root / "sentence_bert_config.json") or {}).get("max_seq_length")
                      or config.get("max_position_embeddings", 512))

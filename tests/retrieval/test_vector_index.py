@@ -271,6 +271,32 @@ def test_attention_softmax_shifts_only_rows_out_of_range():
         assert np.abs(weights / sums[..., None] - expected).max() < 1e-6
 
 
+MPNET = pathlib.Path("/tmp/mpnet20/mpnet/all-mpnet-base-v2")
+
+
+def test_relative_position_buckets_equal_mpnets():
+    from transformers.models.mpnet.modeling_mpnet import MPNetEncoder
+    import torch
+
+    distances = np.arange(-600, 601)
+    reference = MPNetEncoder.relative_position_bucket(torch.from_numpy(distances), num_buckets=32).numpy()
+    assert np.array_equal(query_encoder.relative_position_buckets(distances, 32), reference)
+    assert set(reference.tolist()) == set(range(32)) - {16}     # every bucket (distance 0 is in the first half)
+
+
+@pytest.mark.skipif(not (MPNET / "model.safetensors").is_file(), reason=f"no MPNet model at {MPNET}")
+def test_lean_query_encoder_equals_sentence_transformers_for_mpnet():
+    from sentence_transformers import SentenceTransformer
+
+    texts = ["every bounded monotone sequence converges", "Let $G$ be a finite group. " * 60,
+             "Let $X$ be a compact Hausdorff space and $f: X \\to \\mathbb{R}$ continuous. " * 3]
+    reference = SentenceTransformer(str(MPNET), device="cpu").encode(texts, convert_to_numpy=True)
+    for threads in (1, 2):
+        lean = query_encoder.load(str(MPNET), normalize=False, prompt="", threads=threads)
+        assert lean is not None and lean.dim == 768
+        assert np.abs(lean.encode_queries(texts) - reference).max() < 1e-5
+
+
 def test_a_query_takes_only_idle_cores():
     """By default a forward pass adds a thread only for a core with at most a transient task on it."""
     assert query_encoder.TRANSIENT_TASKS == 1
@@ -293,10 +319,10 @@ def test_a_failing_thread_fails_the_query_without_hanging(encoder, failing_part)
     expected = lean.encode_queries([long_query])
     attend = lean._attend
 
-    def fail_in_one_part(qkv, spans):
+    def fail_in_one_part(*args):
         if threading.current_thread().name.startswith("query-encoder") == (failing_part == "second"):
             raise ArithmeticError(f"attention failed on the {failing_part} part")
-        return attend(qkv, spans)
+        return attend(*args)
 
     lean._attend = fail_in_one_part
     raised = []

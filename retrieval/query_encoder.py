@@ -257,11 +257,18 @@ class BertQueryEncoder:
             weighted /= sums[..., None]
         return context
 
-    def _add_parts(self, partials: np.ndarray, bias: np.ndarray, residual: np.ndarray, norm: str) -> np.ndarray:
-        """The sum of the threads' partial products, plus bias and residual, layer-normalized."""
-        total = partials[0] + bias if len(partials) == 1 else np.sum(partials, axis=0) + bias
-        total += residual
+    def _add_parts(self, partials: np.ndarray, norm: str) -> np.ndarray:
+        """The sum of the threads' partial products (the first thread's holds bias and residual
+        too), layer-normalized; with one thread, in place."""
+        total = partials[0] if len(partials) == 1 else np.sum(partials, axis=0)
         return _layer_norm(total, self._w(norm + ".weight"), self._w(norm + ".bias"), self.eps)
+
+    @staticmethod
+    def _share(product: np.ndarray, part: int, bias: np.ndarray, residual: np.ndarray) -> None:
+        """Bias and residual go into the first thread's partial product only: added once."""
+        if part == 0:
+            product += bias
+            product += residual
 
     def _layers(self, x: np.ndarray, spans: list[tuple[int, int]], layers: list[list[LayerPart]], part: int,
                 partials: np.ndarray, barrier: Optional[threading.Barrier]) -> np.ndarray:
@@ -275,21 +282,20 @@ class BertQueryEncoder:
                 layer, weights = f"encoder.layer.{i}.", cut[part]
                 qkv = np.matmul(x, weights.qkv)
                 qkv += weights.qkv_bias
-                np.matmul(self._attend(qkv, spans, part * self.heads // len(cut)), weights.output,
-                          out=partials[0, part])
+                self._share(np.matmul(self._attend(qkv, spans, part * self.heads // len(cut)), weights.output,
+                                      out=partials[0, part]), part, self._w(layer + "attention.output.dense.bias"), x)
                 if barrier is not None:
                     barrier.wait()
-                hidden = self._add_parts(partials[0], self._w(layer + "attention.output.dense.bias"), x,
-                                         layer + "attention.output.LayerNorm")
+                hidden = self._add_parts(partials[0], layer + "attention.output.LayerNorm")
                 inner = np.matmul(hidden, weights.inner)
                 inner += weights.inner_bias
                 for block in range(0, len(inner), GELU_ROWS):
                     _gelu(inner[block:block + GELU_ROWS])
-                np.matmul(inner, weights.outer, out=partials[1, part])
+                self._share(np.matmul(inner, weights.outer, out=partials[1, part]), part,
+                            self._w(layer + "output.dense.bias"), hidden)
                 if barrier is not None:
                     barrier.wait()
-                x = self._add_parts(partials[1], self._w(layer + "output.dense.bias"), hidden,
-                                    layer + "output.LayerNorm")
+                x = self._add_parts(partials[1], layer + "output.LayerNorm")
             return x
         except BaseException:
             if barrier is not None:     # the other threads stop waiting for this one

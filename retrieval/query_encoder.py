@@ -2,19 +2,21 @@
 
 Importing sentence-transformers pulls in torch, transformers and the training stack (most of the
 38 s a cold `thmforge search` took on a loaded machine). A query is one short sequence, so a BERT
-forward pass in NumPy is milliseconds. This covers the sentence-transformers layout the corpus
-uses by default (a BERT encoder, mean pooling, optional normalization, weights in
+forward pass in NumPy is milliseconds. This covers the sentence-transformers layouts the corpus
+uses (a BERT or MPNet encoder, mean pooling, optional normalization, weights in
 model.safetensors, a fast tokenizer.json); any other model returns None from `load` and search
 falls back to `transforms.embed.encoder.Encoder`. Equality with that encoder is tested.
 """
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import json
+import math
 import os
 import pathlib
 import threading
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -22,6 +24,14 @@ _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429, 0.327
 GELU_ROWS = 64          # GELU's temporaries for 64 tokens (64 x 1536 floats) stay in a core's L2
 MIN_PART_ROWS = 32      # tokens a thread at least: below, waking a thread costs more than it saves
 MAX_THREADS = 4
+# the row sums of exp(scores) that need no shift: the largest term is then a normal float32
+# (above 1e-30 / the row's length), so terms too small to matter are all that can underflow
+SOFTMAX_SUMS = (1e-30, 1e30)
+# MPNet's names for what a BERT layer has too: its layers differ only by a relative position bias
+MPNET_NAMES = {".attention.attn.q.": ".attention.self.query.", ".attention.attn.k.": ".attention.self.key.",
+               ".attention.attn.v.": ".attention.self.value.", ".attention.attn.o.": ".attention.output.dense.",
+               ".attention.LayerNorm.": ".attention.output.LayerNorm."}
+MPNET_MAX_DISTANCE = 128    # relative positions beyond share MPNet's last bucket
 # runnable tasks besides the caller that still leave a core free: on an idle 2-core machine
 # /proc/loadavg counts a second one in 7% of readings (kernel threads, a request thread handing its
 # query over), and declining to split then set serve's p95 (55 against 48 ms, p99 72-79 against 53-55)
@@ -46,12 +56,13 @@ def spare_cores(cores: int, loadavg: Optional[str] = None) -> int:
     return max(0, cores - running + TRANSIENT_TASKS)
 
 
-def row_parts(rows: int, threads: int) -> list[slice]:
-    """`rows` tokens split into contiguous, near-equal parts, one a thread, each at least
-    MIN_PART_ROWS tokens (one part when there are too few)."""
+def part_count(rows: int, threads: int, heads: int) -> int:
+    """Threads to share a pass over `rows` tokens: at most `threads`, each with at least
+    MIN_PART_ROWS tokens' worth of work, and a divisor of `heads` (each takes whole heads)."""
     count = max(1, min(threads, rows // MIN_PART_ROWS))
-    bounds = [rows * i // count for i in range(count + 1)]
-    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+    while heads % count:
+        count -= 1
+    return count
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
@@ -77,15 +88,53 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    """Layer normalization of the rows of `x`, in place."""
-    x -= x.mean(-1, keepdims=True)
-    deviation = np.square(x).mean(-1, keepdims=True)
-    deviation += eps
+    """Layer normalization of the rows of `x`, in place. Row means as a matrix-vector product:
+    a BLAS kernel, where NumPy's reduction along short rows is several times slower."""
+    average = np.full(x.shape[-1], 1 / x.shape[-1], np.float32)
+    x -= np.matmul(x, average)[:, None]
+    deviation = np.matmul(np.square(x), average)[:, None]
+    deviation += np.float32(eps)
     np.sqrt(deviation, out=deviation)
     x /= deviation
     x *= weight
     x += bias
     return x
+
+
+def _attention_weights(q: np.ndarray, k: np.ndarray, ones: np.ndarray,
+                       bias: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax of the scores q k (plus `bias`) along each row, as exp(scores) and the rows' sums (dividing the
+    product with the values by the sums instead: head-wide rows, not n-wide). A row's maximum is
+    subtracted first only where a sum left SOFTMAX_SUMS (an overflow, or every term vanishing):
+    softmax is the same whatever a row is shifted by and float32's exp keeps its relative precision
+    in between, so the usual guard's two passes over the scores are skipped."""
+    scores = np.matmul(q, k)
+    if bias is not None:
+        scores += bias
+    with np.errstate(over="ignore", under="ignore"):
+        weights = np.exp(scores)
+    sums = np.matmul(weights, ones)
+    low, high = SOFTMAX_SUMS
+    if not (sums.min() >= low and sums.max() <= high):
+        scores -= scores.max(-1, keepdims=True)
+        weights = np.exp(scores, out=scores)
+        sums = np.matmul(weights, ones)
+    return weights, sums
+
+
+def relative_position_buckets(distances: np.ndarray, buckets: int, max_distance: int = MPNET_MAX_DISTANCE) -> np.ndarray:
+    """MPNet's bucket for each key's position less its query's: half the buckets for keys
+    before the query, half for the others; in each, one bucket a distance below a quarter of the
+    buckets, then logarithmic steps up to `max_distance`. In float32 like the reference, so that
+    distances on a step's boundary (16, 32, 64) fall alike."""
+    half = buckets // 2
+    exact = half // 2
+    bucket = np.where(distances > 0, half, 0)
+    size = np.abs(distances)
+    steps = (np.log(np.maximum(size, 1).astype(np.float32) / np.float32(exact))
+             / np.float32(math.log(max_distance / exact)) * np.float32(half - exact))
+    far = np.minimum(exact + steps.astype(np.int64), half - 1)
+    return bucket + np.where(size < exact, size, far)
 
 
 def _json(path: pathlib.Path) -> Optional[dict]:
@@ -95,8 +144,18 @@ def _json(path: pathlib.Path) -> Optional[dict]:
         return None
 
 
+class LayerPart(NamedTuple):
+    """One thread's share of a layer's dense weights (`BertQueryEncoder._layer_parts`)."""
+    qkv: np.ndarray
+    qkv_bias: np.ndarray
+    output: np.ndarray
+    inner: np.ndarray
+    inner_bias: np.ndarray
+    outer: np.ndarray
+
+
 class BertQueryEncoder:
-    """A sentence-transformers BERT model with mean pooling, run in NumPy."""
+    """A sentence-transformers BERT or MPNet model with mean pooling, run in NumPy."""
 
     def __init__(self, root: pathlib.Path, config: dict, max_length: int, normalize: bool, prompt: str,
                  threads: Optional[int] = None):
@@ -109,9 +168,11 @@ class BertQueryEncoder:
         self.tokenizer.no_padding()
         # dense weights transposed once into aligned, contiguous arrays: multiplying by the
         # safetensors buffers' transposed views directly misses the BLAS path (13 ms a product)
+        renames = MPNET_NAMES.items() if config["model_type"] == "mpnet" else ()
+        stored = {functools.reduce(lambda n, r: n.replace(*r), renames, name): w
+                  for name, w in load_file(str(root / "model.safetensors")).items()}
         self.weights = {name: np.ascontiguousarray(w.T) if name.endswith("dense.weight") or name.endswith(
-            (".query.weight", ".key.weight", ".value.weight")) else w
-            for name, w in load_file(str(root / "model.safetensors")).items()}
+            (".query.weight", ".key.weight", ".value.weight")) else w for name, w in stored.items()}
         self.prefix = "" if "embeddings.word_embeddings.weight" in self.weights else "bert."
         self.layers = int(config["num_hidden_layers"])
         for i in range(self.layers):    # query, key and value as one product
@@ -121,70 +182,121 @@ class BertQueryEncoder:
             self.weights[f"{self.prefix}encoder.layer.{i}.attention.qkv.bias"] = np.concatenate(
                 [self.weights.pop(n + ".bias") for n in names])
         self.heads = int(config["num_attention_heads"])
+        # attention's 1 / sqrt(head size) folded into the query's weights and bias
+        scale = np.float32(1 / np.sqrt(int(config["hidden_size"]) // self.heads))
+        for i in range(self.layers):
+            for part in ("weight", "bias"):
+                qkv = self.weights[f"{self.prefix}encoder.layer.{i}.attention.qkv.{part}"]
+                qkv[..., :int(config["hidden_size"])] *= scale
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.normalize = normalize
         self.prompt = prompt
         self.dim = int(config["hidden_size"])
+        self._ones = np.ones(max_length, np.float32)
+        # MPNet: positions count from after the padding token's, and each head adds a bias by
+        # relative position to its scores (one table: a query's is its top-left corner)
+        self.first_position = int(config["pad_token_id"]) + 1 if config["model_type"] == "mpnet" else 0
+        relative = self.weights.pop(self.prefix + "encoder.relative_attention_bias.weight", None)
+        self._position_bias = None if relative is None else np.ascontiguousarray(relative[relative_position_buckets(
+            np.arange(max_length)[None, :] - np.arange(max_length)[:, None], len(relative))].transpose(2, 0, 1))
         self._blas = ThreadpoolController()
         self.threads = threads
         self._cores = min(MAX_THREADS, usable_cores())
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._cut: dict[int, list[list[LayerPart]]] = {}
 
     def _w(self, name: str) -> np.ndarray:
         return self.weights[self.prefix + name]
 
-    def _dense(self, x: np.ndarray, name: str, out: Optional[np.ndarray] = None) -> np.ndarray:
-        out = np.matmul(x, self._w(name + ".weight"), out=out)
-        out += self._w(name + ".bias")
-        return out
+    def _layer_parts(self, parts: int) -> list[list[LayerPart]]:
+        """Each layer's weights cut into `parts` column groups, one a thread: query, key and value
+        of heads/parts heads, their rows of the attention's output product, and a parts-th of the
+        feed-forward's inner width with its rows of the second product. A thread's products then
+        keep every token (a product over half the tokens costs 8-10% more per token) and read only
+        its share of the weights; the threads add their partial outputs at two points a layer.
+        Made once for each part count used (one part: the weights as they are)."""
+        if parts not in self._cut:
+            width, inner = self.dim // parts, self._w("encoder.layer.0.intermediate.dense.weight").shape[1] // parts
+            layers = []
+            for i in range(self.layers):
+                def w(name: str) -> np.ndarray:
+                    return self._w(f"encoder.layer.{i}.{name}")
+                parts_of_layer = []
+                for j in range(parts):
+                    mine, inner_mine = slice(j * width, (j + 1) * width), slice(j * inner, (j + 1) * inner)
+                    qkv_columns = np.concatenate([np.arange(self.dim)[mine] + m * self.dim for m in range(3)])
+                    parts_of_layer.append(LayerPart(
+                        qkv=w("attention.qkv.weight") if parts == 1 else w("attention.qkv.weight")[:, qkv_columns],
+                        qkv_bias=w("attention.qkv.bias")[qkv_columns],
+                        output=np.ascontiguousarray(w("attention.output.dense.weight")[mine]),
+                        inner=np.ascontiguousarray(w("intermediate.dense.weight")[:, inner_mine]),
+                        inner_bias=w("intermediate.dense.bias")[inner_mine],
+                        outer=np.ascontiguousarray(w("output.dense.weight")[inner_mine])))
+                layers.append(parts_of_layer)
+            self._cut[parts] = layers
+        return self._cut[parts]
 
-    def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]], rows: slice) -> np.ndarray:
-        """Self-attention of the tokens in `rows` among their own query's tokens; `qkv`: every
-        token's query, key and value, the queries' tokens one after the other in `spans`."""
+    def _attend(self, qkv: np.ndarray, spans: list[tuple[int, int]], heads_from: int) -> np.ndarray:
+        """Self-attention of every token among its own query's tokens, for the heads in `qkv` (from
+        head number `heads_from` on): each token's query (already scaled, see `__init__`), key and
+        value for those heads, the queries' tokens one after the other in `spans`. The heads at
+        once: one stacked product a step."""
         width = qkv.shape[1] // 3
-        head = width // self.heads
-        scale = np.float32(1 / np.sqrt(head))
-        context = np.empty((rows.stop - rows.start, width), dtype=np.float32)
+        head = self.dim // self.heads
+        heads = width // head
+        context = np.empty((len(qkv), width), dtype=np.float32)
         for start, stop in spans:
-            first, last = max(start, rows.start), min(stop, rows.stop)
-            if first >= last:
-                continue
             n = stop - start
-            q = (qkv[first:last, :width] * scale).reshape(last - first, self.heads, head).transpose(1, 0, 2)
-            k, v = qkv[start:stop, width:].reshape(n, 2, self.heads, head).transpose(1, 2, 0, 3)
-            scores = q @ k.transpose(0, 2, 1)
-            scores -= scores.max(-1, keepdims=True)
-            np.exp(scores, out=scores)
-            weighted = scores @ v       # normalized after the product: head-wide rows, not n-wide
-            weighted /= scores.sum(-1, keepdims=True)
-            context[first - rows.start:last - rows.start] = weighted.transpose(1, 0, 2).reshape(last - first, width)
+            q = qkv[start:stop, :width].reshape(n, heads, head).transpose(1, 0, 2)
+            k = qkv[start:stop, width:2 * width].reshape(n, heads, head).transpose(1, 2, 0)
+            v = qkv[start:stop, 2 * width:].reshape(n, heads, head).transpose(1, 0, 2)
+            bias = None if self._position_bias is None else self._position_bias[heads_from:heads_from + heads, :n, :n]
+            weights, sums = _attention_weights(q, k, self._ones[:n], bias)
+            weighted = context[start:stop].reshape(n, heads, head).transpose(1, 0, 2)
+            np.matmul(weights, v, out=weighted)
+            weighted /= sums[..., None]
         return context
 
-    def _layers(self, x: np.ndarray, spans: list[tuple[int, int]], rows: slice,
-                qkv: tuple[np.ndarray, np.ndarray], barrier: Optional[threading.Barrier]) -> None:
-        """Run every layer over the tokens in `rows`, in place in `x`. Everything but attention is
-        row by row, so threads can share the work by rows; attention needs every token's keys: with
-        `barrier`, the threads wait for each other once a layer, after writing their rows' query,
-        key and value into `qkv[layer % 2]` (two buffers, so that a thread already on the next
-        layer never overwrites keys that another still reads)."""
+    def _add_parts(self, partials: np.ndarray, norm: str) -> np.ndarray:
+        """The sum of the threads' partial products (the first thread's holds bias and residual
+        too), layer-normalized; with one thread, in place."""
+        total = partials[0] if len(partials) == 1 else np.sum(partials, axis=0)
+        return _layer_norm(total, self._w(norm + ".weight"), self._w(norm + ".bias"), self.eps)
+
+    @staticmethod
+    def _share(product: np.ndarray, part: int, bias: np.ndarray, residual: np.ndarray) -> None:
+        """Bias and residual go into the first thread's partial product only: added once."""
+        if part == 0:
+            product += bias
+            product += residual
+
+    def _layers(self, x: np.ndarray, spans: list[tuple[int, int]], layers: list[list[LayerPart]], part: int,
+                partials: np.ndarray, barrier: Optional[threading.Barrier]) -> np.ndarray:
+        """Run every layer, for this thread's `part` of the heads and inner width (`_layer_parts`),
+        on every token of `x`; the hidden states after the last. Each thread writes its partial
+        products into `partials[0 or 1, part]` and, with `barrier`, waits for the others before
+        adding them (every thread adds them all: the same sum, no third wait). Two buffers: a
+        thread can only write one again after every thread has read it."""
         try:
-            for i in range(self.layers):
-                layer = f"encoder.layer.{i}."
-                buffer = qkv[i % 2]
-                self._dense(x[rows], layer + "attention.qkv", out=buffer[rows])
+            for i, cut in enumerate(layers):
+                layer, weights = f"encoder.layer.{i}.", cut[part]
+                qkv = np.matmul(x, weights.qkv)
+                qkv += weights.qkv_bias
+                self._share(np.matmul(self._attend(qkv, spans, part * self.heads // len(cut)), weights.output,
+                                      out=partials[0, part]), part, self._w(layer + "attention.output.dense.bias"), x)
                 if barrier is not None:
                     barrier.wait()
-                hidden = self._dense(self._attend(buffer, spans, rows), layer + "attention.output.dense")
-                hidden += x[rows]
-                _layer_norm(hidden, self._w(layer + "attention.output.LayerNorm.weight"),
-                            self._w(layer + "attention.output.LayerNorm.bias"), self.eps)
-                inner = self._dense(hidden, layer + "intermediate.dense")
+                hidden = self._add_parts(partials[0], layer + "attention.output.LayerNorm")
+                inner = np.matmul(hidden, weights.inner)
+                inner += weights.inner_bias
                 for block in range(0, len(inner), GELU_ROWS):
                     _gelu(inner[block:block + GELU_ROWS])
-                out = self._dense(inner, layer + "output.dense")
-                out += hidden
-                x[rows] = _layer_norm(out, self._w(layer + "output.LayerNorm.weight"),
-                                      self._w(layer + "output.LayerNorm.bias"), self.eps)
+                self._share(np.matmul(inner, weights.outer, out=partials[1, part]), part,
+                            self._w(layer + "output.dense.bias"), hidden)
+                if barrier is not None:
+                    barrier.wait()
+                x = self._add_parts(partials[1], layer + "output.LayerNorm")
+            return x
         except BaseException:
             if barrier is not None:     # the other threads stop waiting for this one
                 barrier.abort()
@@ -193,8 +305,8 @@ class BertQueryEncoder:
     def _threads_now(self, rows: int) -> int:
         """The threads `threads` asked for; by default, this one and a thread for each core free now
         (`spare_cores`).
-        Split, a pass costs 11-13% more CPU (each thread reads all the weights, for half
-        the rows): worth it for an idle core, not when every core has work, by this process (other
+        Split, a pass costs more CPU (the threads' synchronization, each adding up all the partial
+        products): worth it for an idle core, not when every core has work, by this process (other
         requests) or another."""
         if self.threads:
             return self.threads
@@ -205,31 +317,32 @@ class BertQueryEncoder:
     def _forward(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled embeddings of `texts`. The queries' tokens are stacked, so every dense layer
         is one matrix product for the batch (no padding); only attention goes query by query. With
-        at least 2 x MIN_PART_ROWS tokens the rows are split between threads (`_threads_now`;
-        NumPy and BLAS release the GIL), each on one BLAS thread: a long query uses the idle cores
-        without OpenBLAS's own threads, which spin while they wait (and OpenBLAS's thread count is
-        the whole process's)."""
+        at least 2 x MIN_PART_ROWS tokens the heads and inner width are split between threads
+        (`_threads_now`, `part_count`; NumPy and BLAS release the GIL), each on one BLAS thread: a
+        long query uses the idle cores without OpenBLAS's own threads, which spin while they wait
+        (and OpenBLAS's thread count is the whole process's)."""
         encodings = self.tokenizer.encode_batch([self.prompt + t for t in texts])
         lengths = [len(e.ids) for e in encodings]
         ends = np.cumsum(lengths).tolist()
         spans = list(zip([0] + ends[:-1], ends))
         ids = np.concatenate([np.asarray(e.ids, dtype=np.int64) for e in encodings])
-        positions = np.concatenate([np.arange(n) for n in lengths])
-        x = (self._w("embeddings.word_embeddings.weight")[ids]
-             + self._w("embeddings.position_embeddings.weight")[positions]
-             + self._w("embeddings.token_type_embeddings.weight")[0])
+        positions = np.concatenate([np.arange(n) for n in lengths]) + self.first_position
+        x = self._w("embeddings.word_embeddings.weight")[ids] + self._w("embeddings.position_embeddings.weight")[positions]
+        if self.prefix + "embeddings.token_type_embeddings.weight" in self.weights:
+            x += self._w("embeddings.token_type_embeddings.weight")[0]
         x = _layer_norm(x, self._w("embeddings.LayerNorm.weight"), self._w("embeddings.LayerNorm.bias"), self.eps)
-        qkv = (np.empty((len(x), 3 * self.dim), np.float32), np.empty((len(x), 3 * self.dim), np.float32))
-        parts = row_parts(len(x), self._threads_now(len(x)))
-        if len(parts) == 1:
-            self._layers(x, spans, parts[0], qkv, None)
+        parts = part_count(len(x), self._threads_now(len(x)), self.heads)
+        layers = self._layer_parts(parts)
+        partials = np.empty((2, parts, len(x), self.dim), np.float32)
+        if parts == 1:
+            x = self._layers(x, spans, layers, 0, partials, None)
         else:
             if self._pool is None:
                 self._pool = concurrent.futures.ThreadPoolExecutor(MAX_THREADS - 1, thread_name_prefix="query-encoder")
-            barrier = threading.Barrier(len(parts))
-            helpers = [self._pool.submit(self._layers, x, spans, part, qkv, barrier) for part in parts[1:]]
+            barrier = threading.Barrier(parts)
+            helpers = [self._pool.submit(self._layers, x, spans, layers, part, partials, barrier) for part in range(1, parts)]
             try:
-                self._layers(x, spans, parts[0], qkv, barrier)
+                x = self._layers(x, spans, layers, 0, partials, barrier)
             except threading.BrokenBarrierError:
                 pass                    # a helper failed: its error is raised below
             finally:
@@ -270,8 +383,9 @@ def load(model_path: str, *, normalize: bool, prompt: str, threads: Optional[int
     modes = {k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True}
     if modes != {"pooling_mode_mean_tokens"}:
         return None
-    if (config.get("model_type") != "bert" or config.get("hidden_act") != "gelu"
-            or config.get("position_embedding_type", "absolute") != "absolute"):
+    if config.get("model_type") not in ("bert", "mpnet") or config.get("hidden_act") != "gelu":
+        return None
+    if config["model_type"] == "bert" and config.get("position_embedding_type", "absolute") != "absolute":
         return None
     max_length = int((_json(root / "sentence_bert_config.json") or {}).get("max_seq_length")
                      or config.get("max_position_embeddings", 512))

@@ -262,15 +262,15 @@ def test_lean_query_encoder_equals_sentence_transformers(encoder):
 
 
 def test_lean_query_encoder_splits_long_queries_between_threads(encoder):
-    """A long query's tokens are split between threads (a batch's split falls inside a query):
-    the vectors equal one thread's, and torch's within 1e-5."""
+    """A long query's heads and inner width are split between threads (each sums the others'
+    partial products): the vectors equal one thread's within 1e-6, and torch's within 1e-5."""
     from transforms.models import resolve_model_path
 
     path = resolve_model_path(encoder.config.model)
     one, two = (query_encoder.load(path, normalize=True, prompt="", threads=n) for n in (1, 2))
     texts = ["Let $X$ be a compact Hausdorff space and $f: X \\to \\mathbb{R}$ continuous. " * 6,
              "every bounded monotone sequence converges", "Let $G$ be a finite group. " * 40]
-    assert len(query_encoder.row_parts(len(one.tokenizer.encode(texts[0]).ids), 2)) == 2
+    assert query_encoder.part_count(len(one.tokenizer.encode(texts[0]).ids), 2, one.heads) == 2
     for batch in ([texts[0]], texts):
         split = two.encode_queries(batch)
         assert np.abs(split - one.encode_queries(batch)).max() < 1e-6
@@ -278,14 +278,56 @@ def test_lean_query_encoder_splits_long_queries_between_threads(encoder):
     assert {t.name.split("_")[0] for t in threading.enumerate()} >= {"query-encoder"}
 
 
-def test_row_parts_are_contiguous_and_never_too_small():
+def test_part_count_gives_each_thread_whole_heads_and_enough_tokens():
     rows = query_encoder.MIN_PART_ROWS
-    assert query_encoder.row_parts(2 * rows - 1, 4) == [slice(0, 2 * rows - 1)]
-    for n, threads in ((2 * rows, 2), (190, 2), (190, 4), (1000, 3)):
-        parts = query_encoder.row_parts(n, threads)
-        assert len(parts) == min(threads, n // rows) and parts[0].start == 0 and parts[-1].stop == n
-        assert all(a.stop == b.start for a, b in zip(parts, parts[1:]))
-        assert all(part.stop - part.start >= rows for part in parts)
+    assert query_encoder.part_count(2 * rows - 1, 4, 12) == 1
+    assert query_encoder.part_count(2 * rows, 2, 12) == 2
+    assert query_encoder.part_count(3 * rows, 4, 12) == 3
+    assert query_encoder.part_count(1000, 4, 12) == 4
+    assert query_encoder.part_count(1000, 4, 6) == 3       # 4 threads cannot share 6 heads evenly
+    assert query_encoder.part_count(1000, 4, 7) == 1
+
+
+def test_attention_softmax_shifts_only_rows_out_of_range():
+    """exp(scores) unshifted, except where a row's sum overflows or every term vanishes: either
+    way the attention weights equal float64's softmax."""
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal((2, 2, 5, 8)).astype(np.float32)
+    k = np.concatenate([k, np.ones((2, 5, 1), np.float32)], axis=-1).transpose(0, 2, 1)
+    ones = np.ones(5, np.float32)
+    for shift in (0, 200, -200):        # every score plus `shift` (beyond float32's exp both ways)
+        shifted = np.concatenate([q, np.full((2, 5, 1), shift, np.float32)], axis=-1)
+        weights, sums = query_encoder._attention_weights(shifted, k, ones)
+        scores = np.matmul(shifted, k).astype(np.float64)     # float32's scores, float64's softmax
+        expected = np.exp(scores - scores.max(-1, keepdims=True))
+        expected /= expected.sum(-1, keepdims=True)
+        assert np.abs(weights / sums[..., None] - expected).max() < 1e-6
+
+
+MPNET = pathlib.Path("/tmp/mpnet20/mpnet/all-mpnet-base-v2")
+
+
+def test_relative_position_buckets_equal_mpnets():
+    from transformers.models.mpnet.modeling_mpnet import MPNetEncoder
+    import torch
+
+    distances = np.arange(-600, 601)
+    reference = MPNetEncoder.relative_position_bucket(torch.from_numpy(distances), num_buckets=32).numpy()
+    assert np.array_equal(query_encoder.relative_position_buckets(distances, 32), reference)
+    assert set(reference.tolist()) == set(range(32)) - {16}     # every bucket (distance 0 is in the first half)
+
+
+@pytest.mark.skipif(not (MPNET / "model.safetensors").is_file(), reason=f"no MPNet model at {MPNET}")
+def test_lean_query_encoder_equals_sentence_transformers_for_mpnet():
+    from sentence_transformers import SentenceTransformer
+
+    texts = ["every bounded monotone sequence converges", "Let $G$ be a finite group. " * 60,
+             "Let $X$ be a compact Hausdorff space and $f: X \\to \\mathbb{R}$ continuous. " * 3]
+    reference = SentenceTransformer(str(MPNET), device="cpu").encode(texts, convert_to_numpy=True)
+    for threads in (1, 2):
+        lean = query_encoder.load(str(MPNET), normalize=False, prompt="", threads=threads)
+        assert lean is not None and lean.dim == 768
+        assert np.abs(lean.encode_queries(texts) - reference).max() < 1e-5
 
 
 def test_a_query_takes_only_idle_cores():
@@ -310,10 +352,10 @@ def test_a_failing_thread_fails_the_query_without_hanging(encoder, failing_part)
     expected = lean.encode_queries([long_query])
     attend = lean._attend
 
-    def fail_in_one_part(qkv, spans, rows):
-        if (rows.start == 0) == (failing_part == "first"):
+    def fail_in_one_part(*args):
+        if threading.current_thread().name.startswith("query-encoder") == (failing_part == "second"):
             raise ArithmeticError(f"attention failed on the {failing_part} part")
-        return attend(qkv, spans, rows)
+        return attend(*args)
 
     lean._attend = fail_in_one_part
     raised = []

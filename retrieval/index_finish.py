@@ -3,7 +3,7 @@ memory-mapped index, and the search table `DIR/index/search.duckdb` (metadata an
 every planned statement with its doc id, an index on doc, the persisted BM25 index). No Beam here:
 `index_job` runs each in a fresh process, `python -m retrieval.index_finish` with the request as
 JSON on stdin: {"merge": {"directory", "bases", "name"}} prints {"merge_s"}, {"root", "dim",
-"shards"} prints {"rows"}.
+"shards"} prints {"rows"}; for a small corpus it calls `answer` in its own process.
 """
 from __future__ import annotations
 
@@ -65,15 +65,18 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int) -> int:
     return rows
 
 
-def main() -> None:
-    request = json.load(sys.stdin)
+def answer(request: dict) -> dict:
+    """Run the stage `request` asks for: the merge's {"merge_s"} or the search table's {"rows"}."""
     if "merge" in request:
         started, merge = time.monotonic(), request["merge"]
         vector_index.merge_shards(pathlib.Path(merge["directory"]), merge["bases"], merge["name"])
-        print(json.dumps({"merge_s": round(time.monotonic() - started, 3)}))
-    else:
-        rows = build_search_db(pathlib.Path(request["root"]), [Shard(**s) for s in request["shards"]], request["dim"])
-        print(json.dumps({"rows": rows}))
+        return {"merge_s": round(time.monotonic() - started, 3)}
+    return {"rows": build_search_db(pathlib.Path(request["root"]), [Shard(**s) for s in request["shards"]],
+                                    request["dim"])}
+
+
+def main() -> None:
+    print(json.dumps(answer(json.load(sys.stdin))))
 
 
 if __name__ == "__main__":

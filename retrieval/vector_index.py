@@ -47,6 +47,7 @@ STORED = "vectors.f32"
 PQ_BYTES = 48               # bytes per vector in the shortlist's codes (384 floats: 8 dims a byte)
 MAX_LISTS = 4096
 PQ_TRAIN_PER_CENTROID = 64  # PQ training points per sub-vector centroid (faiss's default 256)
+PQ_TRAIN_ITERATIONS = 10    # k-means iterations of the PQ's sub-vector centroids (faiss's default 25)
 TRAIN_PER_LIST = 40         # k-means sample: faiss warns under 39 points a centroid (64: 1M rows train 20 s CPU longer)
 NPROBE = 96
 SHORTLIST = 400             # candidates re-scored exactly (at least 10 per result) up to SHORTLIST_ROWS rows
@@ -158,6 +159,9 @@ def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
         # faiss's 256: they only pick the shortlist, which is re-scored exactly (100k rows: 5.6 ->
         # 2.3 s of CPU to train)
         index.pq.cp.max_points_per_centroid = PQ_TRAIN_PER_CENTROID
+        # and 10 iterations rather than 25: the same recall (100k rows, 400 held-out paragraphs:
+        # recall@10 0.9867 against 0.9858), 3.1 -> 1.9 s of CPU to train
+        index.pq.cp.niter = PQ_TRAIN_ITERATIONS
     sample = np.ascontiguousarray(sample, dtype=np.float32)
     finder = list_finder(sample, nlist)     # the centroids change every iteration: faiss re-adds them
     if finder is not None:

@@ -1,12 +1,15 @@
 """The index job: a corpus's theorem files -> `DIR/index/` (vector index shards, search database).
 
 Plan (driver): every theorems Parquet file is a shard with a fixed first doc id; files already
-indexed with the same size keep their shard, new or changed files get new ones. Beam job: when
-the representation has no quantizer yet, sample vectors from every file and train the IVF-PQ
-quantizer (one worker); then encode the new shards in parallel, each writing its PQ codes and its
-rows of the stored vectors file. Driver: merge the shards' inverted lists into one memory-mapped file, rebuild the
-search table with its BM25 index, and replace the records. An incremental `build-corpus` run thus
-encodes only its new files; the merge and the search table are rewritten (I/O, no encoding).
+indexed with the same size keep their shard, new or changed files get new ones. Beam job
+(`retrieval.index_beam`): each new file's vectors are read once into its rows of the stored
+vectors file (and, when the representation has no quantizer yet, a sample of every file is
+taken in the same read and the IVF-PQ quantizer trained on one worker); then the new shards are
+encoded in parallel from their stored rows, each writing its PQ codes. Driver: merge the shards'
+inverted lists into one memory-mapped file, rebuild the search table with its BM25 index, and
+replace the records. An incremental `build-corpus` run thus encodes only its new files; the
+merge and the search table are rewritten (I/O, no encoding). A corpus under APART_FROM_ROWS
+given no Beam options (`thmforge index DIR`) runs the same steps in this process, without Beam.
 """
 from __future__ import annotations
 
@@ -18,11 +21,9 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence, Union
 
-import apache_beam as beam
 import numpy as np
-from apache_beam.options.pipeline_options import PipelineOptions
 
 from retrieval import vector_index
 from retrieval.catalog import embedding_info, read_manifest
@@ -30,9 +31,13 @@ from retrieval.search import REPRESENTATIONS
 from retrieval.vector_index import Shard
 from schemas import theorems_table
 
+if TYPE_CHECKING:
+    from apache_beam.options.pipeline_options import PipelineOptions
+
 TRAIN_SAMPLE_SEED = 20260
 SAMPLE_DIR = "sample"       # under the representation's index directory while training
-_ENCODED = beam.metrics.Metrics.counter("index", "vectors_encoded")
+APART_FROM_ROWS = 250_000   # from this many rows the merge and the search table run in fresh processes
+IN_MEMORY_RUNNER = ("--runner=FnApiRunner", "--direct_running_mode=in_memory")     # the `local` preset
 
 
 def plan_shards(root: pathlib.Path) -> list[Shard]:
@@ -62,15 +67,35 @@ def _write_bytes(path: pathlib.Path, data: bytes) -> None:
     temporary.replace(path)
 
 
-def write_sample(path: str, base: int, column: str, fraction: float, folder: pathlib.Path) -> tuple[str, int, int]:
-    """Sample one theorems file for training into `folder/<base>.npy`: (its path, rows, dimension).
-    The samples meet in files rather than in PCollections: at 10M rows the 252 MB sample passed
-    through Beam's in-memory PCollections in several encoded copies (the job's peak, 1,857 MB)."""
-    sample = vector_index.sample_rows(path, column, fraction, TRAIN_SAMPLE_SEED + base)
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{base}.npy"
-    np.save(target, sample)
-    return str(target), sample.shape[0], sample.shape[1]
+class ReadShard(NamedTuple):
+    """A theorems file read by `read_shard`: its shard, the rows with a vector (None: every row),
+    and its training sample (path, rows, dimension) when one was taken."""
+    shard: Shard
+    present: Optional[np.ndarray]
+    sample: Optional[tuple[str, int, int]]
+
+
+def read_shard(root: pathlib.Path, directory: pathlib.Path, column: str, dim: int, shard: Shard, store: bool,
+               fraction: Optional[float]) -> ReadShard:
+    """Read a theorems file's vectors once: with `store`, into its rows of the stored vectors file
+    (encoding reads them there: decoding the Parquet file again cost 3-4 us a row); with a
+    `fraction`, a training sample of them into `sample/<base>.npy`. The samples meet in files
+    rather than in PCollections: at 10M rows the 252 MB sample passed through Beam's in-memory
+    PCollections in several encoded copies (the job's peak, 1,857 MB)."""
+    present, vectors = vector_index.read_vectors(str(root / shard.file), column)
+    if len(present) and vectors.shape[1] != dim:
+        raise ValueError(f"{root / shard.file}: {vectors.shape[1]}-d vectors, the index holds {dim}-d")
+    if store:
+        vector_index.write_stored_rows(directory / vector_index.STORED, shard.base,
+                                       vector_index.stored_rows(present, vectors, shard.rows, dim))
+    sample = None
+    if fraction is not None:
+        taken = vector_index.sample_of(vectors, fraction, TRAIN_SAMPLE_SEED + shard.base)
+        target = directory / SAMPLE_DIR / f"{shard.base}.npy"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        np.save(target, taken)
+        sample = (str(target), taken.shape[0], taken.shape[1])
+    return ReadShard(shard, None if len(present) == shard.rows else present, sample)
 
 
 def read_samples(samples: list[tuple[str, int, int]]) -> np.ndarray:
@@ -84,54 +109,37 @@ def read_samples(samples: list[tuple[str, int, int]]) -> np.ndarray:
     return matrix
 
 
-class EncodeShard(beam.DoFn):
-    """Encode one theorem file with the trained quantizer; write its codes and its stored rows."""
-
-    def __init__(self, root: str, directory: str, column: str):
-        self.root, self.directory, self.column = root, directory, column
-        self._encoder: Optional[vector_index.ShardEncoder] = None
-
-    def process(self, shard: Shard, quantizer: bytes):
-        if self._encoder is None or not (quantizer is self._encoder.quantizer or quantizer == self._encoder.quantizer):
-            self._encoder = vector_index.ShardEncoder(quantizer)
-        codes, stored, encoded = self._encoder.encode(str(pathlib.Path(self.root) / shard.file), self.column, shard.base)
-        folder = pathlib.Path(self.directory) / vector_index.SHARDS / str(shard.base)
-        vector_index.write_stored_rows(pathlib.Path(self.directory) / vector_index.STORED, shard.base, stored)
-        (folder / "vectors.npy").unlink(missing_ok=True)     # a shard of format 2 kept its own
-        _write_bytes(folder / vector_index.SHARD_LISTS, codes)
-        _ENCODED.inc(encoded)
-        yield shard.base, encoded
+def train(directory: pathlib.Path, samples: list[tuple[str, int, int]], lists: int) -> bytes:
+    """The quantizer trained on the samples, kept in `directory`."""
+    quantizer = vector_index.train_quantizer(read_samples(samples), lists)
+    _write_bytes(directory / vector_index.QUANTIZER, quantizer)
+    return quantizer
 
 
-class BuildVectorShards(beam.PTransform):
-    """Shards to encode -> (base, vectors encoded); trains the quantizer first when `quantizer` is None."""
+def encode_shard(encoder: vector_index.ShardEncoder, directory: pathlib.Path, read: ReadShard) -> int:
+    """Encode a file's stored rows with the trained quantizer into `shards/<base>/`; vectors encoded."""
+    shard = read.shard
+    vectors = vector_index.read_stored_rows(directory / vector_index.STORED, shard.base, shard.rows, encoder.index.d)
+    present = np.arange(shard.rows) if read.present is None else read.present
+    codes, encoded = encoder.encode(present, vectors if read.present is None else vectors[present], shard.base)
+    folder = directory / vector_index.SHARDS / str(shard.base)
+    (folder / "vectors.npy").unlink(missing_ok=True)     # a shard of format 2 kept its own
+    _write_bytes(folder / vector_index.SHARD_LISTS, codes)
+    return encoded
 
-    def __init__(self, root: pathlib.Path, directory: pathlib.Path, column: str, all_shards: list[Shard],
-                 new_shards: list[Shard], quantizer: Optional[bytes], sample_fraction: float, lists: int):
-        self.root, self.directory, self.column = root, directory, column
-        self.all_shards, self.new_shards = all_shards, new_shards
-        self.quantizer, self.sample_fraction, self.lists = quantizer, sample_fraction, lists
 
-    def expand(self, pbegin):
-        if self.quantizer is None:
-            quantizer = (pbegin
-                         | "AllFiles" >> beam.Create([(str(self.root / s.file), s.base) for s in self.all_shards])
-                         | "Sample" >> beam.MapTuple(lambda path, base: write_sample(
-                             path, base, self.column, self.sample_fraction, self.directory / SAMPLE_DIR))
-                         | "Gather" >> beam.combiners.ToList()
-                         | "Train" >> beam.Map(lambda samples: vector_index.train_quantizer(read_samples(samples),
-                                                                                             self.lists))
-                         | "KeepQuantizer" >> beam.Map(self._keep))
-        else:
-            quantizer = pbegin | "Quantizer" >> beam.Create([self.quantizer])
-        return (pbegin
-                | "NewShards" >> beam.Create(self.new_shards)
-                | "Encode" >> beam.ParDo(EncodeShard(str(self.root), str(self.directory), self.column),
-                                         quantizer=beam.pvalue.AsSingleton(quantizer)))
-
-    def _keep(self, quantizer: bytes) -> bytes:
-        _write_bytes(self.directory / vector_index.QUANTIZER, quantizer)
-        return quantizer
+def encode_here(root: pathlib.Path, directory: pathlib.Path, column: str, dim: int, shards: list[Shard],
+                new_shards: list[Shard], quantizer: Optional[bytes], fraction: float, lists: int) -> None:
+    """The Beam job's steps in this process, file after file (`BuildVectorShards` does the same)."""
+    new = {s.base for s in new_shards}
+    reads = [read_shard(root, directory, column, dim, s, s.base in new, fraction if quantizer is None else None)
+             for s in (shards if quantizer is None else new_shards)]
+    if quantizer is None:
+        quantizer = train(directory, [r.sample for r in reads], lists)
+    encoder = vector_index.ShardEncoder(quantizer)
+    for read in reads:
+        if read.shard.base in new:
+            encode_shard(encoder, directory, read)
 
 
 def run_apart(request: dict) -> dict:
@@ -150,13 +158,33 @@ def run_apart(request: dict) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+def finish(request: dict, rows: int) -> dict:
+    """A last stage for a corpus of `rows` statements: apart (`run_apart`) from APART_FROM_ROWS,
+    else here, where the fresh interpreter's start and imports cost more than the stage (at 100k
+    rows, 0.5 of 2.6 s of CPU for the merge and the table) and the memory it bounds is small."""
+    if rows >= APART_FROM_ROWS:
+        return run_apart(request)
+    import duckdb
+
+    from retrieval import index_finish
+
+    try:       # one DuckDB thread: at 100k rows two took 2.1 s of CPU for the table, one 1.1-1.5 s
+        return index_finish.answer({**request, "threads": 1})
+    except (duckdb.Error, RuntimeError) as exc:     # as `run_apart` words them: one line
+        lines = str(exc).strip().splitlines()
+        raise ValueError(f"index: {type(exc).__name__}: {lines[0] if lines else ''}") from None
+
+
 def _children_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
 
-def build_index(root: pathlib.Path, representation: str, options: PipelineOptions) -> dict:
-    """Build or extend the index of `representation` under `root/index/`; a summary of the run."""
+def build_index(root: pathlib.Path, representation: str, options: Union["PipelineOptions", Sequence[str]]) -> dict:
+    """Build or extend the index of `representation` under `root/index/`; a summary of the run.
+    `options`: the Beam job's, or its flags: flags that only choose the in-memory runner
+    (IN_MEMORY_RUNNER, `thmforge index DIR`) run a corpus under APART_FROM_ROWS without Beam, in
+    this process (at 100k rows Beam's import and start were 1.5-2 of 9 s of CPU)."""
     started, cpu_started, children_started = time.monotonic(), time.process_time(), _children_cpu_s()
     info = embedding_info(read_manifest(root))
     column = REPRESENTATIONS[representation]
@@ -166,19 +194,20 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
     manifest = vector_index.read_json(directory / vector_index.MANIFEST) or {}
     encoded = ({int(b): n for b, n in manifest.get("encoded", {}).items()}
                if manifest.get("shard_format") == vector_index.SHARD_FORMAT else {})
-    planned = {s.base for s in shards}
+    planned, planned_rows = {s.base for s in shards}, sum(s.rows for s in shards)
     to_encode = [s for s in shards if s.base not in encoded]
     summary = {"representation": representation, "shards": len(shards), "shards_encoded": len(to_encode)}
     if info is not None and to_encode:
         quantizer_path = directory / vector_index.QUANTIZER
         quantizer = quantizer_path.read_bytes() if quantizer_path.is_file() else None
-        total_rows = sum(s.rows for s in shards)
-        lists = vector_index.list_count(total_rows)
-        fraction = min(1.0, vector_index.train_sample_rows(lists) / max(1, total_rows))
-        pipeline = beam.Pipeline(options=options)
-        _ = pipeline | "BuildVectorShards" >> BuildVectorShards(root, directory, column, shards, to_encode,
-                                                                 quantizer, fraction, lists)
-        pipeline.run().wait_until_finish()
+        lists = vector_index.list_count(planned_rows)
+        fraction = min(1.0, vector_index.train_sample_rows(lists) / max(1, planned_rows))
+        if planned_rows < APART_FROM_ROWS and isinstance(options, (list, tuple)) and set(options) <= set(IN_MEMORY_RUNNER):
+            encode_here(root, directory, column, info.dim, shards, to_encode, quantizer, fraction, lists)
+        else:
+            from retrieval.index_beam import run_job
+
+            run_job(options, root, directory, column, info.dim, shards, to_encode, quantizer, fraction, lists)
         shutil.rmtree(directory / SAMPLE_DIR, ignore_errors=True)
         stored_rows = (directory / vector_index.STORED).stat().st_size // (4 * info.dim)
         for shard in to_encode:
@@ -191,9 +220,11 @@ def build_index(root: pathlib.Path, representation: str, options: PipelineOption
     name, merge_s = None, 0.0
     if info is not None and encoded:
         name = f"merged-{int(manifest.get('generation', 0)) + 1}"
-        merge_s = run_apart({"merge": {"directory": str(directory), "bases": sorted(encoded), "name": name}})["merge_s"]
-    rows = run_apart({"root": str(root), "shards": [vars(s) for s in shards],
-                      "dim": info.dim if info else theorems_table().schema.field("embedding").type.list_size})["rows"]
+        merge_s = finish({"merge": {"directory": str(directory), "bases": sorted(encoded), "name": name}},
+                         planned_rows)["merge_s"]
+    rows = finish({"root": str(root), "shards": [vars(s) for s in shards],
+                   "dim": info.dim if info else theorems_table().schema.field("embedding").type.list_size},
+                  planned_rows)["rows"]
     vector_index.write_json(root / vector_index.INDEX_DIR / vector_index.PLAN,
                             {"shards": [vars(s) for s in shards]})
     if name is not None:

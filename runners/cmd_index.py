@@ -6,7 +6,9 @@
 A Beam job (any --option passes through to the runner): trains the IVF-PQ quantizer on a sample
 when the representation has none, encodes the theorem files not indexed yet in parallel, then
 merges the shards into one memory-mapped index and writes the search table with its persisted
-BM25 index. `build-corpus` runs this for the description vectors after each run that embeds.
+BM25 index; a corpus under 250,000 statements with the default `local` preset runs the same
+steps in this process without Beam. `build-corpus` runs this for the description vectors after
+each run that embeds.
 """
 from __future__ import annotations
 
@@ -28,16 +30,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args, beam_args) -> int:
-    from apache_beam.options.pipeline_options import PipelineOptions
-
     from retrieval.index_job import build_index
     from retrieval.catalog import output_root
     from runners.presets import apply_preset
 
     root = output_root(args.dir)
-    options = PipelineOptions(apply_preset(args.preset, beam_args))
+    flags = apply_preset(args.preset, beam_args)     # Beam is imported only when the job needs it
     try:
-        summary = build_index(root, args.representation, options)
+        summary = build_index(root, args.representation, flags)
     except (OSError, ValueError) as exc:
         raise UsageError(f"index: {exc}") from None
     print(f"thmforge index: {summary['rows']} statements, {summary['shards_encoded']} of {summary['shards']} "

@@ -172,7 +172,7 @@ def test_shard_codes_equal_faiss_default_encoding(synthetic_corpus):
     import faiss
 
     quantizer, shard, path, present, matrix = _shard_vectors(synthetic_corpus)
-    lists, _, encoded = vector_index.ShardEncoder(quantizer).encode(path, "embedding", shard.base)
+    lists, encoded = vector_index.ShardEncoder(quantizer).encode(present, matrix, shard.base)
     plain = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))
     plain.add_with_ids(matrix, (present + shard.base).astype(np.int64))
     writer = faiss.VectorIOWriter()
@@ -198,13 +198,13 @@ def test_many_lists_are_assigned_in_two_levels(synthetic_corpus, monkeypatch):
     monkeypatch.setattr(vector_index, "GROUPED_LISTS", flat.nlist)
     encoder = vector_index.ShardEncoder(quantizer)
     assert encoder.finder is not None and 1 < encoder.finder.nlist < flat.nlist
-    entries = _lists_entries(encoder.encode(path, "embedding", shard.base)[0])
+    entries = _lists_entries(encoder.encode(present, matrix, shard.base)[0])
     lists = np.array([entries[int(d)][0] for d in present + shard.base])
     assert 0.9 <= (lists == nearest).mean() < 1          # 128 lists in 32 groups, 8 searched: 98.7% here
     lost = (matrix @ centroids.T).max(axis=1) - np.einsum("ij,ij->i", matrix, centroids[lists])
     assert lost.mean() < 0.01                               # of cosine to the centroid (0.002 here)
     monkeypatch.setattr(vector_index, "GROUP_PROBE", encoder.finder.nlist)
-    entries = _lists_entries(vector_index.ShardEncoder(quantizer).encode(path, "embedding", shard.base)[0])
+    entries = _lists_entries(vector_index.ShardEncoder(quantizer).encode(present, matrix, shard.base)[0])
     assert [entries[int(d)][0] for d in present + shard.base] == nearest.tolist()
     sample = vector_index.read_vectors(path, "embedding")[1]
     trained = faiss.deserialize_index(np.frombuffer(vector_index.train_quantizer(sample, flat.nlist), dtype=np.uint8))
@@ -596,4 +596,52 @@ def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_pat
     next((root / "theorems").rglob("*.parquet")).write_bytes(b"not parquet")
     with pytest.raises(ValueError, match="index: .*") as raised:
         index_job.run_apart({"root": str(root), "shards": [vars(s) for s in shards], "dim": 16})
+    assert "\n" not in str(raised.value)
+
+
+def _built_index(root: pathlib.Path) -> dict:
+    """What a build wrote that does not name its own folder: every index file's bytes (the merged
+    index header holds its .ivfdata's path: its vector count instead), and the search table's rows."""
+    import faiss
+
+    directory = root / "index" / "description"
+    merged = json.loads((directory / "index.json").read_text())["merged"]
+    files = {str(p.relative_to(root)): p.read_bytes() for p in (root / "index").rglob("*")
+             if p.is_file() and p.name not in (f"{merged}.index", "search.duckdb")}
+    con = duckdb.connect(str(root / "index" / "search.duckdb"), read_only=True)
+    return {**files, "ntotal": faiss.read_index(str(directory / f"{merged}.index"), faiss.IO_FLAG_ONDISK_SAME_DIR).ntotal,
+            "table": con.execute("SELECT * FROM search_corpus ORDER BY doc").fetchall()}
+
+
+def test_a_small_corpus_is_indexed_without_beam_as_the_beam_job_indexes_it(synthetic_corpus, tmp_path, monkeypatch):
+    """`thmforge index DIR` (the local preset) on a corpus under APART_FROM_ROWS runs the job's steps
+    in its own process: no Beam, pandas or torch imported, the merge and the search table in
+    process too; the same files and table as the Beam job with the last stages apart, built new
+    and then extended by a file."""
+    from retrieval import index_job
+
+    code = ("import json, sys; from runners.cli import main; main(['index', sys.argv[1]]); "
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'apache_beam', 'torch', "
+            "'transformers', 'sentence_transformers', 'pandas'}); print(json.dumps(heavy), file=sys.stderr)")
+    roots = {"beam": tmp_path / "beam", "here": tmp_path / "here"}
+    for root in roots.values():
+        shutil.copytree(synthetic_corpus, root, ignore=shutil.ignore_patterns("index"))
+    for extend in (False, True):
+        if extend:
+            for root in roots.values():
+                source = sorted((root / "theorems").rglob("*.parquet"))[0]
+                shutil.copy(source, source.with_name("part-99999.parquet"))
+        with monkeypatch.context() as patched:
+            patched.setattr(index_job, "APART_FROM_ROWS", 0)
+            beam_summary = build_index(roots["beam"], "description", LOCAL)
+        run = subprocess.run([sys.executable, "-c", code, str(roots["here"])], capture_output=True, text=True,
+                             cwd=REPO, check=True)
+        assert json.loads(run.stderr.strip().splitlines()[-1]) == []
+        assert f"{beam_summary['shards_encoded']} of {beam_summary['shards']} files encoded" in run.stderr
+        assert beam_summary["shards_encoded"] == (1 if extend else beam_summary["shards"])
+        assert _built_index(roots["here"]) == _built_index(roots["beam"])
+    shards = vector_index.fresh_plan(roots["here"])
+    next((roots["here"] / "theorems").rglob("*.parquet")).write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match="index: .*") as raised:     # in process: as one line, like `run_apart`
+        index_job.finish({"root": str(roots["here"]), "shards": [vars(s) for s in shards], "dim": 16}, 12_000)
     assert "\n" not in str(raised.value)

@@ -39,15 +39,15 @@ SNIPPET_CHARS = 240
 # pages of the table it scanned for filters and hits: 826 MB anonymous at 10M rows, 263 at 1M);
 # past the cap, pages are evicted and read again, and a large sort spills to a private directory
 SEARCH_MEMORY = "512MB"
-FILTER_CACHE_BYTES = 64 << 20   # allowed doc ids (8 B each) and bitmaps of recent filters
+FILTER_CACHE_BYTES = 64 << 20   # bitmaps (1 bit a doc) and allowed doc ids (8 B each) of recent filters
 
 
 class FilterCache:
-    """The allowed doc ids of recent filters over a persisted index, with the faiss bitmap made from
-    them once needed; least recently used first out past `max_bytes`. A filter is a scan of the
-    search table, the same answer every time for an index that does not change, and a served
-    corpus sees the same few filters again and again. Safe from many threads (two threads missing
-    the same filter both compute it; the entries are read-only)."""
+    """What recent filters over a persisted index allow: the faiss bitmap and its count, the doc
+    ids when listed; least recently used first out past `max_bytes`. A filter is a combination of
+    the index's doc sets (or a scan of the search table), the same answer every time for an index
+    that does not change, and a served corpus sees the same few filters again and again. Safe from
+    many threads (two threads missing the same filter both compute it; the entries are read-only)."""
 
     def __init__(self, max_bytes: int = FILTER_CACHE_BYTES):
         self.max_bytes = max_bytes

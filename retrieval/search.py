@@ -1,7 +1,8 @@
 """Theorem search over an open catalog: vector, lexical BM25, hybrid (RRF), optional reranking.
 
 With a current index (`DIR/index/`, built by `thmforge index` or `build-corpus`), the search table
-and its BM25 index are read from `search.duckdb` (paged from disk, not rebuilt) and vector queries
+and its BM25 index are read from `search.duckdb` (paged from disk, not rebuilt), hits and filters
+on kind, source, category and year from its sidecar files (`retrieval.sidecar`), and vector queries
 go to the memory-mapped IVF-PQ index with exact re-scoring (`retrieval.vector_index`); `exact=True`
 scans every stored vector instead (the recall reference). Without an index (a small corpus, or one
 changed since it was indexed), the theorems joined with their papers are materialized into an

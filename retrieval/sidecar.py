@@ -38,7 +38,8 @@ HITS_MAGIC, FILTERS_MAGIC = b"thmhits1", b"thmfilt1"
 DIRECTORY = struct.Struct("<QQ")        # filters.bin: offset and length of the JSON directory
 # the filter fields the doc sets answer (SQL over search_corpus: a value, or a list of them)
 FILTER_FIELDS = {"kind": "kind", "source": "source", "year": "year", "category": "category_keys"}
-BATCH_ROWS = 1 << 20
+BATCH_ROWS = 1 << 20         # rows a batch when reading the filter columns
+HIT_BATCH_ROWS = 1 << 16     # and the hits' records (a few hundred bytes each: 1M of them held 430 MB)
 # a value's docs are kept as a bitmap from this share of the docs up (1/256: its ids would take an
 # eighth of the bitmap's bytes), else as ids: OR-ing a bitmap in costs 0.2 ms at 10M docs, setting
 # a year's 294,000 listed ids about 3 ms
@@ -67,11 +68,11 @@ def snippet_source(text: str, limit: int) -> str:
             f"THEN {text} ELSE left({text}, {prefix}) END")
 
 
-def _doc_batches(con: duckdb.DuckDBPyConnection, columns: str, doc_count: int):
+def _doc_batches(con: duckdb.DuckDBPyConnection, columns: str, doc_count: int, rows: int = BATCH_ROWS):
     """Record batches of `SELECT doc, columns FROM search_corpus` in table order, which must be doc
     order (the table is written sorted by doc), with each batch's docs as int64."""
     last = -1
-    for batch in con.execute(f"SELECT doc, {columns} FROM search_corpus").fetch_record_batch(BATCH_ROWS):
+    for batch in con.execute(f"SELECT doc, {columns} FROM search_corpus").fetch_record_batch(rows):
         docs = batch.column(0).to_numpy().astype(np.int64)
         if not len(docs):
             continue
@@ -89,7 +90,7 @@ def write_hits(con: duckdb.DuckDBPyConnection, path: pathlib.Path, columns: Sequ
     written = 0
     with open(path, "wb") as out:
         out.seek(HEADER.size + offsets.nbytes)
-        for docs, batch in _doc_batches(con, f"json_array({', '.join(columns)})", doc_count):
+        for docs, batch in _doc_batches(con, f"json_array({', '.join(columns)})", doc_count, HIT_BATCH_ROWS):
             records = batch.column(1).cast("large_string")
             # the records' bytes as Arrow holds them, one after the other: no copy per record
             bounds = np.frombuffer(records.buffers()[1], dtype="<i8")[records.offset:records.offset + len(records) + 1]

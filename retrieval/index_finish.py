@@ -1,6 +1,7 @@
 """The index job's last stages, after the Beam job: the shards' inverted lists merged into one
 memory-mapped index, and the search table `DIR/index/search.duckdb` (metadata and lexical text of
-every planned statement with its doc id, an index on doc, the persisted BM25 index). No Beam here:
+every planned statement with its doc id, an index on doc, the persisted BM25 index) with its
+sidecar files (`retrieval.sidecar`: the hits' display rows, the filter values' doc sets). No Beam here:
 `index_job` runs each in a fresh process, `python -m retrieval.index_finish` with the request as
 JSON on stdin: {"merge": {"directory", "bases", "name"}} prints {"merge_s"}, {"root", "dim",
 "shards", optional "threads"} prints {"rows"}; for a small corpus it calls `answer` in its own process.
@@ -15,9 +16,9 @@ from typing import Optional
 
 import duckdb
 
-from retrieval import lexical, vector_index
+from retrieval import lexical, sidecar, vector_index
 from retrieval.catalog import create_views, read_manifest
-from retrieval.search import materialize
+from retrieval.search import materialize, write_sidecars
 from retrieval.vector_index import Shard
 from schemas import THEOREMS, theorems_table
 from schemas.table import duckdb_type
@@ -43,8 +44,9 @@ def _theorems_with_doc_ids(con: duckdb.DuckDBPyConnection, root: pathlib.Path, s
 
 def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int, threads: Optional[int] = None) -> int:
     """Write `DIR/index/search.duckdb`: the search table with the planned doc ids, an index on doc
-    and its BM25 index, built into a new file that then replaces the old one (with DuckDB's
-    `threads`, default one a core). Its row count."""
+    and its BM25 index, and its sidecar files, built into new files that then replace the old ones
+    (the sidecars first: a sidecar without its table is never read; with DuckDB's `threads`, default
+    one a core). Its row count."""
     target = root / vector_index.INDEX_DIR / vector_index.SEARCH_DB
     temporary = target.with_name(target.name + ".tmp")
     temporary.unlink(missing_ok=True)
@@ -60,9 +62,13 @@ def build_search_db(root: pathlib.Path, shards: list[Shard], dim: int, threads: 
         # an ART on doc: a query's hits are read by doc id, ten lookups instead of a table scan
         con.execute("CREATE UNIQUE INDEX search_corpus_doc ON search_corpus (doc)")
         lexical.build_index(con)
+        doc_count = max(s.base + s.rows for s in shards) if shards else rows
+        write_sidecars(con, target.parent, doc_count, suffix=".tmp")
         con.execute("CHECKPOINT")
     finally:
         con.close()
+    for name in (sidecar.HITS_FILE, sidecar.FILTERS_FILE):
+        (target.parent / (name + ".tmp")).replace(target.parent / name)
     temporary.replace(target)
     return rows
 

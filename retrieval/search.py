@@ -1,7 +1,8 @@
 """Theorem search over an open catalog: vector, lexical BM25, hybrid (RRF), optional reranking.
 
 With a current index (`DIR/index/`, built by `thmforge index` or `build-corpus`), the search table
-and its BM25 index are read from `search.duckdb` (paged from disk, not rebuilt) and vector queries
+and its BM25 index are read from `search.duckdb` (paged from disk, not rebuilt), hits and filters
+on kind, source, category and year from its sidecar files (`retrieval.sidecar`), and vector queries
 go to the memory-mapped IVF-PQ index with exact re-scoring (`retrieval.vector_index`); `exact=True`
 scans every stored vector instead (the recall reference). Without an index (a small corpus, or one
 changed since it was indexed), the theorems joined with their papers are materialized into an
@@ -24,7 +25,7 @@ from typing import Optional, Sequence
 import duckdb
 import numpy as np
 
-from retrieval import extensions, lexical, vector_index, vectors
+from retrieval import extensions, lexical, sidecar, vector_index, vectors
 from retrieval.catalog import Catalog, spill_directory
 from retrieval.filters import Filters, where_sql
 from schemas.errors import UsageError
@@ -39,15 +40,15 @@ SNIPPET_CHARS = 240
 # pages of the table it scanned for filters and hits: 826 MB anonymous at 10M rows, 263 at 1M);
 # past the cap, pages are evicted and read again, and a large sort spills to a private directory
 SEARCH_MEMORY = "512MB"
-FILTER_CACHE_BYTES = 64 << 20   # allowed doc ids (8 B each) and bitmaps of recent filters
+FILTER_CACHE_BYTES = 64 << 20   # bitmaps (1 bit a doc) and allowed doc ids (8 B each) of recent filters
 
 
 class FilterCache:
-    """The allowed doc ids of recent filters over a persisted index, with the faiss bitmap made from
-    them once needed; least recently used first out past `max_bytes`. A filter is a scan of the
-    search table, the same answer every time for an index that does not change, and a served
-    corpus sees the same few filters again and again. Safe from many threads (two threads missing
-    the same filter both compute it; the entries are read-only)."""
+    """What recent filters over a persisted index allow: the faiss bitmap and its count, the doc
+    ids when listed; least recently used first out past `max_bytes`. A filter is a combination of
+    the index's doc sets (or a scan of the search table), the same answer every time for an index
+    that does not change, and a served corpus sees the same few filters again and again. Safe from
+    many threads (two threads missing the same filter both compute it; the entries are read-only)."""
 
     def __init__(self, max_bytes: int = FILTER_CACHE_BYTES):
         self.max_bytes = max_bytes
@@ -113,6 +114,17 @@ def snippet(text: Optional[str], limit: int = SNIPPET_CHARS) -> str:
         return text
     cut = text.rfind(" ", 0, limit)
     return text[: cut if cut > limit // 2 else limit] + " …"
+
+
+def write_sidecars(con: duckdb.DuckDBPyConnection, directory, doc_count: int, suffix: str = "") -> None:
+    """Write the sidecar files of `search_corpus` (`retrieval.sidecar`: the hits' display rows, the
+    text cut to what the snippet needs, and the filter values' doc sets) into `directory`, each
+    name + `suffix`, and their token into the table's database."""
+    token = sidecar.new_token()
+    columns = [sidecar.snippet_source(c, SNIPPET_CHARS) if c == "snippet_text" else c for c in _HIT_COLUMNS]
+    sidecar.write_hits(con, directory / (sidecar.HITS_FILE + suffix), columns, doc_count, token)
+    sidecar.write_filters(con, directory / (sidecar.FILTERS_FILE + suffix), doc_count, token)
+    sidecar.keep_token(con, token)
 
 
 def materialize(con: duckdb.DuckDBPyConnection, *, theorems: str = "theorems", doc: Optional[str] = None,
@@ -207,12 +219,16 @@ class Searcher:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         self.filter_cache = FilterCache()
+        self.hit_store: Optional[sidecar.HitStore] = None
+        self.filter_index: Optional[sidecar.FilterIndex] = None
         if self.shards is not None:
             self.con = duckdb.connect(str(catalog.root / vector_index.INDEX_DIR / vector_index.SEARCH_DB),
                                       read_only=True, config=_search_db_config())
             extensions.load(self.con, "fts")
             self._lexical_ready = True      # persisted with the table by the index job
             self.size = self.con.execute("SELECT count(*) FROM search_corpus").fetchall()[0][0]
+            self.hit_store, self.filter_index = sidecar.open_sidecars(
+                catalog.root / vector_index.INDEX_DIR, self.con, max((s.base + s.rows for s in self.shards), default=0))
             return
         self.con = catalog.con
         self._lexical_ready = False
@@ -351,11 +367,21 @@ class Searcher:
             return where, params
         return f"{alias}.doc IN (SELECT c.doc FROM search_corpus c WHERE {where})", params
 
+    def _filter_bitmap(self, filters: Filters) -> Optional[np.ndarray]:
+        """The selector bitmap of the docs passing `filters` from the index's filter doc sets (kept
+        per filter), or None when those cannot answer them (no filters; authors or papers; no sets)."""
+        if self.filter_index is None or filters == Filters() or not self.filter_index.answers(filters):
+            return None
+        return self.filter_cache.get(filters, "bitmap", lambda: self.filter_index.bitmap(filters))
+
     def _allowed_docs(self, filters: Filters) -> Optional[np.ndarray]:
         """The sorted doc ids passing `filters` (read-only), or None without filters."""
         where, params = where_sql(filters)
         if where == "true":
             return None
+        bitmap = self._filter_bitmap(filters)
+        if bitmap is not None:
+            return self.filter_cache.get(filters, "docs", lambda: vector_index.bitmap_docs(bitmap))
 
         def scan() -> np.ndarray:
             try:    # in table order, which is doc order; sorted here only if not (DuckDB's sort cost more)
@@ -375,12 +401,16 @@ class Searcher:
             index = self._vector_index()
             if len(vector) != index.dim:
                 raise UsageError(f"search failed: query has {len(vector)} dimensions, the index {index.dim}")
-            allowed = self._allowed_docs(filters)
             query = np.asarray(vector, dtype=np.float32)
+            bitmap = None if self.exact else self._filter_bitmap(filters)
+            if bitmap is not None:      # the docs' ids are made from the bitmap only for an exact scan
+                count = int(self.filter_cache.get(filters, "count", lambda: np.array(vector_index.bitmap_count(bitmap))))
+                if index.probes(count):
+                    return index.search(query, k, bitmap=bitmap, allowed_rows=count)
+            allowed = self._allowed_docs(filters)
             if self.exact:
                 return index.exact(query, k, allowed)
-            bitmap = None
-            if allowed is not None and index.probes(allowed):
+            if allowed is not None and index.probes(len(allowed)):
                 bitmap = self.filter_cache.get(filters, "bitmap", lambda: index.selector_bitmap(allowed))
             return index.search(query, k, allowed, bitmap)
         table = self._vector_table()
@@ -431,10 +461,13 @@ class Searcher:
         if not ranked:
             return []
         docs = [d for d, _ in ranked]
-        rows = self.cursor().execute(     # `= ANY` looks up the index's ART on doc (list_contains scans)
-            f"SELECT doc, {', '.join(_HIT_COLUMNS)} FROM search_corpus WHERE doc = ANY(?::BIGINT[])", [docs]
-        ).fetchall()
-        by_doc = {row[0]: row[1:] for row in rows}
+        if self.hit_store is not None:
+            by_doc = self.hit_store.records(docs)
+        else:
+            rows = self.cursor().execute(     # `= ANY` looks up the table's ART on doc (list_contains scans)
+                f"SELECT doc, {', '.join(_HIT_COLUMNS)} FROM search_corpus WHERE doc = ANY(?::BIGINT[])", [docs]
+            ).fetchall()
+            by_doc = {row[0]: row[1:] for row in rows}
         hits = []
         for rank, (doc, score) in enumerate(ranked, start=1):
             values = dict(zip(_HIT_COLUMNS, by_doc[doc]))

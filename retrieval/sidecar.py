@@ -53,7 +53,8 @@ def new_token() -> bytes:
 
 
 def keep_token(con: duckdb.DuckDBPyConnection, token: bytes) -> None:
-    con.execute(f"CREATE OR REPLACE TABLE {TOKEN_TABLE} AS SELECT ?::VARCHAR AS token", [token.hex()])
+    # hex digits inline, not a bound parameter: DuckDB's client imports pandas to check one
+    con.execute(f"CREATE OR REPLACE TABLE {TOKEN_TABLE} AS SELECT '{token.hex()}'::VARCHAR AS token")
 
 
 def snippet_source(text: str, limit: int) -> str:
@@ -72,8 +73,8 @@ def _doc_batches(con: duckdb.DuckDBPyConnection, columns: str, doc_count: int, r
     """Record batches of `SELECT doc, columns FROM search_corpus` in table order, which must be doc
     order (the table is written sorted by doc), with each batch's docs as int64."""
     last = -1
-    for batch in con.execute(f"SELECT doc, {columns} FROM search_corpus").fetch_record_batch(rows):
-        docs = batch.column(0).to_numpy().astype(np.int64)
+    for batch in con.execute(f"SELECT doc, {columns} FROM search_corpus").to_arrow_reader(rows):
+        docs = _int64s(batch.column(0))
         if not len(docs):
             continue
         if docs[0] <= last or np.any(docs[1:] <= docs[:-1]) or docs[-1] >= doc_count:
@@ -137,12 +138,14 @@ def _value_docs(con: duckdb.DuckDBPyConnection, column: str, doc_count: int):
     for docs, batch in _doc_batches(con, column, doc_count):
         values, owners = batch.column(1), docs
         if pa.types.is_list(values.type):       # a doc under each of its list's values
-            owners = np.repeat(docs, pc.fill_null(pc.list_value_length(values), 0).to_numpy())
+            owners = docs[_int64s(pc.list_parent_indices(values))]
             values = pc.list_flatten(values)
-        valid = values.is_valid().to_numpy(zero_copy_only=False)
-        encoded = pc.dictionary_encode(values.filter(pa.array(valid)))
-        owners = owners[valid].astype(np.uint32)
-        codes = encoded.indices.to_numpy()
+        if values.null_count:
+            valid = values.is_valid()
+            owners, values = owners[_int64s(pc.indices_nonzero(valid))], values.filter(valid)
+        encoded = pc.dictionary_encode(values)
+        owners = owners.astype(np.uint32)
+        codes = _int64s(encoded.indices)
         order = np.argsort(codes, kind="stable")    # stable: each value's docs stay sorted
         bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)))))
         for code, value in enumerate(encoded.dictionary.to_pylist()):
@@ -150,6 +153,15 @@ def _value_docs(con: duckdb.DuckDBPyConnection, column: str, doc_count: int):
                 found.setdefault(str(value), []).append(owners[order[bounds[code]:bounds[code + 1]]])
     for value in list(found):
         yield value, np.concatenate(found.pop(value))      # its parts dropped as it is joined
+
+
+def _int64s(array) -> np.ndarray:
+    """An Arrow integer array without nulls as int64s, read from its buffer: `to_numpy` imports pandas
+    (0.3 s of CPU, which a small in-process build would pay)."""
+    import pyarrow.compute as pc
+
+    array = pc.cast(array, "int64")
+    return np.frombuffer(array.buffers()[1], dtype="<i8", count=len(array), offset=array.offset * 8)
 
 
 def _bitmap_of(docs: np.ndarray, doc_count: int) -> np.ndarray:

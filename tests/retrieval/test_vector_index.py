@@ -576,7 +576,7 @@ def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_pat
     """The merge and the search table run apart from the Beam job's process (the build's peak is the
     largest stage's own): the same lists and table; a failure comes back as one line."""
     import faiss
-    from retrieval import index_job
+    from retrieval import index_job, index_steps
 
     shards = vector_index.fresh_plan(synthetic_corpus)
     root = tmp_path / "corpus"
@@ -592,7 +592,7 @@ def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_pat
     for name in (merged, "merged-again"):
         assert faiss.read_index(str(directory / f"{name}.index"), faiss.IO_FLAG_ONDISK_SAME_DIR).ntotal == 12_000
     assert (directory / "merged-again.ivfdata").read_bytes() == (directory / f"{merged}.ivfdata").read_bytes()
-    assert not (synthetic_corpus / "index" / "description" / index_job.SAMPLE_DIR).exists()  # training's files removed
+    assert not (synthetic_corpus / "index" / "description" / index_steps.SAMPLE_DIR).exists()  # training's files removed
     next((root / "theorems").rglob("*.parquet")).write_bytes(b"not parquet")
     with pytest.raises(ValueError, match="index: .*") as raised:
         index_job.run_apart({"root": str(root), "shards": [vars(s) for s in shards], "dim": 16})
@@ -601,13 +601,16 @@ def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_pat
 
 def _built_index(root: pathlib.Path) -> dict:
     """What a build wrote that does not name its own folder: every index file's bytes (the merged
-    index header holds its .ivfdata's path: its vector count instead), and the search table's rows."""
+    index header holds its .ivfdata's path: its vector count instead; a sidecar's header holds its
+    build's token: the bytes after it), and the search table's rows."""
     import faiss
+
+    from retrieval import sidecar
 
     directory = root / "index" / "description"
     merged = json.loads((directory / "index.json").read_text())["merged"]
-    files = {str(p.relative_to(root)): p.read_bytes() for p in (root / "index").rglob("*")
-             if p.is_file() and p.name not in (f"{merged}.index", "search.duckdb")}
+    files = {str(p.relative_to(root)): p.read_bytes()[sidecar.HEADER.size if p.suffix == ".bin" else 0:]
+             for p in (root / "index").rglob("*") if p.is_file() and p.name not in (f"{merged}.index", "search.duckdb")}
     con = duckdb.connect(str(root / "index" / "search.duckdb"), read_only=True)
     return {**files, "ntotal": faiss.read_index(str(directory / f"{merged}.index"), faiss.IO_FLAG_ONDISK_SAME_DIR).ntotal,
             "table": con.execute("SELECT * FROM search_corpus ORDER BY doc").fetchall()}

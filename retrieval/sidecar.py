@@ -29,6 +29,7 @@ import duckdb
 import numpy as np
 
 from retrieval.filters import Filters
+from retrieval.vector_index import docs_bitmap
 
 HITS_FILE = "hits.bin"
 FILTERS_FILE = "filters.bin"
@@ -118,7 +119,7 @@ def write_filters(con: duckdb.DuckDBPyConnection, path: pathlib.Path, doc_count:
             directory[field] = {}
             for value, docs in _value_docs(con, column, doc_count):
                 as_bitmap = len(docs) >= doc_count // BITMAP_SHARE
-                data = _bitmap_of(docs, doc_count) if as_bitmap else docs.astype("<u4")
+                data = docs_bitmap(docs, doc_count) if as_bitmap else docs.astype("<u4")
                 out.write(data.tobytes())
                 directory[field][value] = [offset, len(docs), as_bitmap]
                 offset += data.nbytes
@@ -162,12 +163,6 @@ def _int64s(array) -> np.ndarray:
 
     array = pc.cast(array, "int64")
     return np.frombuffer(array.buffers()[1], dtype="<i8", count=len(array), offset=array.offset * 8)
-
-
-def _bitmap_of(docs: np.ndarray, doc_count: int) -> np.ndarray:
-    mask = np.zeros(doc_count, dtype=bool)
-    mask[docs] = True
-    return np.packbits(mask, bitorder="little")
 
 
 class _Sidecar:

@@ -390,6 +390,14 @@ def _stdout_to_stderr():
         os.close(saved)
 
 
+def docs_bitmap(docs: np.ndarray, doc_count: int) -> np.ndarray:
+    """The bits faiss's `IDSelectorBitmap` reads for `docs` (bit d % 8 of byte d // 8) among
+    `doc_count` docs; docs past them are left out (a bool mask of every doc, then packed)."""
+    mask = np.zeros(doc_count, dtype=bool)
+    mask[docs[docs < doc_count]] = True
+    return np.packbits(mask, bitorder="little")
+
+
 def bitmap_docs(bitmap: np.ndarray) -> np.ndarray:
     """The sorted doc ids a `selector_bitmap` holds: only its nonzero bytes are unpacked."""
     bytes_set = np.flatnonzero(bitmap)
@@ -491,11 +499,9 @@ class VectorIndex:
         return (self.doc_limit if allowed_rows is None else allowed_rows) > self.exact_filter_rows
 
     def selector_bitmap(self, allowed: np.ndarray) -> np.ndarray:
-        """The bits faiss's `IDSelectorBitmap` reads for `allowed` (bit d % 8 of byte d // 8); a
-        caller that filters the same way again keeps it (a bool mask of every doc, then packed)."""
-        mask = np.zeros(self.doc_limit, dtype=bool)
-        mask[allowed[allowed < self.doc_limit]] = True
-        return np.packbits(mask, bitorder="little")
+        """`docs_bitmap` of `allowed` over this index's docs; a caller that filters the same way
+        again keeps it."""
+        return docs_bitmap(allowed, self.doc_limit)
 
     def search(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray] = None,
                bitmap: Optional[np.ndarray] = None, allowed_rows: Optional[int] = None) -> list[tuple[int, float]]:

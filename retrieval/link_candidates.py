@@ -41,7 +41,7 @@ class IndexNeighbours:
 
     def _open(self) -> vector_index.VectorIndex:
         if self._index is None:
-            import faiss
+            faiss = vector_index.load_faiss()
 
             root = pathlib.Path(self.root)
             shards = vector_index.fresh_plan(root)
@@ -61,7 +61,7 @@ class IndexNeighbours:
         """(docs, scores) of each query's `k` nearest by the PQ codes, one faiss call for the batch.
         A candidate whose PQ score comes within `PQ_MARGIN` of `floor` is re-scored on its stored
         vector; the others keep their PQ score, which only says they are below (-inf: none found)."""
-        import faiss
+        faiss = vector_index.load_faiss()
 
         index = self._open()
         params = faiss.SearchParametersIVF()

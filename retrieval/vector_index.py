@@ -63,6 +63,41 @@ GROUP_PROBE = 8             # groups of centroids searched per vector (4,096 lis
                             # vectors get their nearest centroid, the others one within 0.002 of its cosine)
 
 
+# OpenBLAS kernels by the CPU's features (NumPy's names), widest first: faiss's wheel bundles
+# OpenBLAS 0.3.15, which takes a CPU model it does not know (a cloud VM's "Intel(R) Xeon(R)
+# Processor") for a Prescott and multiplies with SSE3: k-means and the lists' assignment ran 4x
+# slower there than with its Skylake-X (AVX-512) kernels (20,480 x 512 products: 0.26 -> 0.06 s)
+OPENBLAS_CORES = ((("AVX512_SKX",), "SkylakeX"), (("AVX2", "FMA3"), "Haswell"))
+
+
+def openblas_core(cpu_features: dict[str, bool]) -> Optional[str]:
+    """The OpenBLAS core type (OPENBLAS_CORETYPE) whose kernels a CPU with `cpu_features` runs:
+    the widest of OPENBLAS_CORES it has, else None (OpenBLAS's own detection)."""
+    return next((core for needs, core in OPENBLAS_CORES if all(cpu_features.get(f) for f in needs)), None)
+
+
+def load_faiss():
+    """faiss, imported the first time with its OpenBLAS told the CPU's kernels (`openblas_core`;
+    an OPENBLAS_CORETYPE the user set wins). The variable is set only while faiss loads: child
+    processes and other libraries detect for themselves."""
+    if "faiss" not in sys.modules and "OPENBLAS_CORETYPE" not in os.environ:
+        try:
+            from numpy._core._multiarray_umath import __cpu_features__
+        except ImportError:     # NumPy 1
+            from numpy.core._multiarray_umath import __cpu_features__
+
+        core = openblas_core(__cpu_features__)
+        if core is not None:
+            os.environ["OPENBLAS_CORETYPE"] = core
+            try:
+                import faiss    # noqa: F401 (loads it)
+            finally:
+                os.environ.pop("OPENBLAS_CORETYPE", None)
+    import faiss
+
+    return faiss
+
+
 def recall_at_k(found: Sequence[Sequence[int]], exact: Sequence[Sequence[int]], k: int) -> float:
     """Mean fraction of the exact top k found in the approximate top k."""
     if not exact:
@@ -163,7 +198,7 @@ def train_quantizer(sample: np.ndarray, nlist: int) -> bytes:
     """An empty IVF index (inner product on unit vectors) trained on `sample`, serialized. With
     GROUPED_LISTS lists or more, k-means assigns the sample through `list_finder` (faiss's
     `clustering_index`): the exact assignment, a product with every centroid, was most of training."""
-    import faiss
+    faiss = load_faiss()
 
     faiss.omp_set_num_threads(1)    # a Beam worker per core parallelizes; OpenMP on a shared core spins
     dim = sample.shape[1]
@@ -196,7 +231,7 @@ def list_finder(points: np.ndarray, nlist: int):
     lists in 128 groups: 11 against 32 us of CPU a vector, its nearest centroid for 99.7% of
     vectors (and one within 0.002 of its cosine for the others: a vector in a neighbouring list is
     still found by a probe of that list). None below GROUPED_LISTS, where the exact product is cheap."""
-    import faiss
+    faiss = load_faiss()
 
     if nlist < GROUPED_LISTS:
         return None
@@ -259,7 +294,7 @@ class ShardEncoder:
     10M rows), with its `list_finder` over the lists' centroids."""
 
     def __init__(self, quantizer: bytes):
-        import faiss
+        faiss = load_faiss()
 
         faiss.omp_set_num_threads(1)
         self.quantizer = quantizer
@@ -274,7 +309,7 @@ class ShardEncoder:
     def encode(self, present: np.ndarray, vectors: np.ndarray, base: int) -> tuple[bytes, int]:
         """(serialized inverted lists of a file's `vectors`, those of its rows `present`, with ids
         base + row: codes and ids only; vectors encoded)."""
-        import faiss
+        faiss = load_faiss()
 
         index = self.index
         if len(present) and vectors.shape[1] != index.d:
@@ -299,7 +334,7 @@ class ShardEncoder:
 def merge_shards(directory: pathlib.Path, shard_bases: list[int], name: str) -> None:
     """Merge the shards' inverted lists into `name`.index / `name`.ivfdata under `directory` (the
     shards are memory-mapped, not loaded: memory stays independent of the corpus)."""
-    import faiss
+    faiss = load_faiss()
 
     index = faiss.read_index(str(directory / QUANTIZER))
     shard_lists = faiss.InvertedListsPtrVector()
@@ -415,7 +450,7 @@ class VectorIndex:
 
     def __init__(self, directory: pathlib.Path, shards: list[Shard], manifest: dict, nprobe: Optional[int] = None,
                  shortlist: Optional[int] = None, exact_filter_rows: int = EXACT_FILTER_ROWS):
-        import faiss
+        faiss = load_faiss()
 
         self.directory = directory
         self.shards = sorted(shards, key=lambda s: s.base)     # a file added later may sort before others
@@ -508,7 +543,7 @@ class VectorIndex:
         """(doc, cosine) of the k nearest docs, best first; `allowed`: sorted doc ids passing filters,
         `bitmap`: their `selector_bitmap` when the caller has it, alone (without `allowed`) with
         their number, `allowed_rows` (a caller with the bitmap need not list the ids)."""
-        import faiss
+        faiss = load_faiss()
 
         if allowed is not None:
             allowed_rows = len(allowed)

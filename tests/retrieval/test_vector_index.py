@@ -110,11 +110,33 @@ def test_lists_and_training_sample_follow_the_corpus_size():
             for n in (12_000, 100_000, 1_000_000, 4_000_000, 10_000_000, 100_000_000)] == [96, 96, 96, 49, 39, 24]
 
 
+def test_faiss_multiplies_with_the_cpus_kernels():
+    """faiss's bundled OpenBLAS takes a CPU model it does not know for a Prescott (SSE3: k-means 4x
+    slower here): `load_faiss` names the CPU's widest kernels while faiss loads, and only then (the
+    variable is gone afterwards); an OPENBLAS_CORETYPE the user set wins."""
+    assert vector_index.openblas_core({"AVX512_SKX": True, "AVX2": True, "FMA3": True}) == "SkylakeX"
+    assert vector_index.openblas_core({"AVX512_SKX": False, "AVX2": True, "FMA3": True}) == "Haswell"
+    assert vector_index.openblas_core({"AVX2": True}) is None and vector_index.openblas_core({}) is None
+    code = ("import json, os, threadpoolctl; from numpy._core._multiarray_umath import __cpu_features__; "
+            "from retrieval import vector_index; vector_index.load_faiss(); "
+            "kernels = [p.get('architecture') for p in threadpoolctl.threadpool_info() "
+            "if p['internal_api'] == 'openblas' and 'faiss' in p['filepath']]; "
+            "print(json.dumps([vector_index.openblas_core(__cpu_features__), kernels, os.environ.get('OPENBLAS_CORETYPE')]))")
+    env = {name: value for name, value in os.environ.items() if name != "OPENBLAS_CORETYPE"}
+    for given in (None, "Haswell"):
+        run = subprocess.run([sys.executable, "-c", code], env={**env, **({"OPENBLAS_CORETYPE": given} if given else {})},
+                             cwd=REPO, capture_output=True, text=True, check=True)
+        core, kernels, left = json.loads(run.stdout.strip().splitlines()[-1])
+        if core is None or not kernels:
+            pytest.skip("a CPU without AVX2, or a faiss without its own OpenBLAS")
+        assert (kernels, left) == ([given or core], given)
+
+
 def test_longer_lists_are_probed_fewer(synthetic_corpus, monkeypatch):
     """An index whose lists are longer than PROBED_ROWS / NPROBE rows is probed in fewer lists, so
     that a search scans about PROBED_ROWS codes (at least MIN_NPROBE lists), and still finds the
     nearest rows."""
-    import faiss
+    faiss = vector_index.load_faiss()
 
     queries = vector_index.unit_rows(np.random.default_rng(9).standard_normal((10, 16)).astype(np.float32))
 
@@ -141,7 +163,7 @@ def test_longer_lists_are_probed_fewer(synthetic_corpus, monkeypatch):
 
 def _lists_entries(lists: bytes) -> dict[int, tuple[int, bytes]]:
     """id -> (list, code) of serialized inverted lists."""
-    import faiss
+    faiss = vector_index.load_faiss()
 
     reader = faiss.VectorIOReader()
     faiss.copy_array_to_vector(np.frombuffer(lists, dtype=np.uint8), reader.data)
@@ -169,7 +191,7 @@ def test_shard_codes_equal_faiss_default_encoding(synthetic_corpus):
     """ShardEncoder uses the PQ's transposed centroids (faster): faiss's own lists and codes, but for
     a sub-vector equally near two PQ centroids, where the other summation order may pick the other
     (1 sub-code in 21,440 of the first shard)."""
-    import faiss
+    faiss = vector_index.load_faiss()
 
     quantizer, shard, path, present, matrix = _shard_vectors(synthetic_corpus)
     lists, encoded = vector_index.ShardEncoder(quantizer).encode(present, matrix, shard.base)
@@ -189,7 +211,7 @@ def test_many_lists_are_assigned_in_two_levels(synthetic_corpus, monkeypatch):
     """From GROUPED_LISTS lists a vector's list is found through groups of centroids (faiss IVF-flat
     over the centroids): the nearest centroid but for a few near-ties, and exactly the nearest when
     every group is searched. Training assigns its sample the same way (faiss's clustering_index)."""
-    import faiss
+    faiss = vector_index.load_faiss()
 
     quantizer, shard, path, present, matrix = _shard_vectors(synthetic_corpus)
     flat = faiss.deserialize_index(np.frombuffer(quantizer, dtype=np.uint8))
@@ -575,7 +597,7 @@ def test_serve_binds_the_views_at_the_first_lookup(indexed_corpus):
 def test_merge_and_search_table_run_in_a_fresh_process(synthetic_corpus, tmp_path):
     """The merge and the search table run apart from the Beam job's process (the build's peak is the
     largest stage's own): the same lists and table; a failure comes back as one line."""
-    import faiss
+    faiss = vector_index.load_faiss()
     from retrieval import index_job, index_steps
 
     shards = vector_index.fresh_plan(synthetic_corpus)
@@ -603,7 +625,7 @@ def _built_index(root: pathlib.Path) -> dict:
     """What a build wrote that does not name its own folder: every index file's bytes (the merged
     index header holds its .ivfdata's path: its vector count instead; a sidecar's header holds its
     build's token: the bytes after it), and the search table's rows."""
-    import faiss
+    faiss = vector_index.load_faiss()
 
     from retrieval import sidecar
 

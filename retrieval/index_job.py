@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from apache_beam.options.pipeline_options import PipelineOptions
 
 APART_FROM_ROWS = 250_000   # from this many rows the merge and the search table run in fresh processes
-IN_MEMORY_RUNNER = ("--runner=FnApiRunner", "--direct_running_mode=in_memory")     # the `local` preset
 
 
 def plan_shards(root: pathlib.Path) -> list[Shard]:
@@ -94,11 +93,13 @@ def _children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def build_index(root: pathlib.Path, representation: str, options: Union["PipelineOptions", Sequence[str]]) -> dict:
+def build_index(root: pathlib.Path, representation: str, options: Union["PipelineOptions", Sequence[str]],
+                in_process: bool = False) -> dict:
     """Build or extend the index of `representation` under `root/index/`; a summary of the run.
-    `options`: the Beam job's, or its flags: flags that only choose the in-memory runner
-    (IN_MEMORY_RUNNER, `thmforge index DIR`) run a corpus under APART_FROM_ROWS without Beam, in
-    this process (at 100k rows Beam's import and start were 1.5-2 of 9 s of CPU)."""
+    `options`: the Beam job's, or its flags. `in_process`: they only choose the `local` preset's
+    in-memory runner (`thmforge index DIR`; the caller compares them with the preset), so a corpus
+    under APART_FROM_ROWS is indexed without Beam, in this process (at 100k rows Beam's import and
+    start were 1.5-2 of 9 s of CPU)."""
     started, cpu_started, children_started = time.monotonic(), time.process_time(), _children_cpu_s()
     info = embedding_info(read_manifest(root))
     column = REPRESENTATIONS[representation]
@@ -116,7 +117,7 @@ def build_index(root: pathlib.Path, representation: str, options: Union["Pipelin
         quantizer = quantizer_path.read_bytes() if quantizer_path.is_file() else None
         lists = vector_index.list_count(planned_rows)
         fraction = min(1.0, vector_index.train_sample_rows(lists) / max(1, planned_rows))
-        if planned_rows < APART_FROM_ROWS and isinstance(options, (list, tuple)) and set(options) <= set(IN_MEMORY_RUNNER):
+        if in_process and planned_rows < APART_FROM_ROWS:
             index_steps.encode_here(root, directory, column, info.dim, shards, to_encode, quantizer, fraction, lists)
         else:
             from retrieval.index_beam import run_job

@@ -32,12 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args, beam_args) -> int:
     from retrieval.index_job import build_index
     from retrieval.catalog import output_root
-    from runners.presets import apply_preset
+    from runners.presets import PRESETS, apply_preset
 
     root = output_root(args.dir)
     flags = apply_preset(args.preset, beam_args)     # Beam is imported only when the job needs it
     try:
-        summary = build_index(root, args.representation, flags)
+        # the local preset's flags alone (no other option given): a small corpus needs no Beam
+        summary = build_index(root, args.representation, flags, in_process=set(flags) <= set(PRESETS["local"]()))
     except (OSError, ValueError) as exc:
         raise UsageError(f"index: {exc}") from None
     print(f"thmforge index: {summary['rows']} statements, {summary['shards_encoded']} of {summary['shards']} "

@@ -132,6 +132,23 @@ def test_faiss_multiplies_with_the_cpus_kernels():
         assert (kernels, left) == ([given or core], given)
 
 
+def test_the_local_presets_flags_alone_index_a_small_corpus_without_beam(synthetic_corpus, tmp_path):
+    """`thmforge index` compares its flags with the `local` preset itself (one source of truth):
+    whatever that preset holds, its flags alone build a small corpus in process, without importing
+    Beam; one option more runs the Beam job."""
+    code = ("import json, sys; from runners import presets; local = presets.PRESETS['local']; "
+            "presets.PRESETS['local'] = lambda: [*local(), '--direct_num_workers=1']; "
+            "from runners.cli import main; main(['index', *sys.argv[1:]]); "
+            "print(json.dumps('apache_beam' in sys.modules), file=sys.stderr)")
+    for options, beam in (([], False), (["--job_name=more"], True)):
+        root = tmp_path / str(beam)
+        shutil.copytree(synthetic_corpus, root, ignore=shutil.ignore_patterns("index"))
+        run = subprocess.run([sys.executable, "-c", code, str(root), *options], capture_output=True, text=True,
+                             cwd=REPO, check=True)
+        assert json.loads(run.stderr.strip().splitlines()[-1]) is beam
+        assert "12000 statements" in run.stderr
+
+
 def test_longer_lists_are_probed_fewer(synthetic_corpus, monkeypatch):
     """An index whose lists are longer than PROBED_ROWS / NPROBE rows is probed in fewer lists, so
     that a search scans about PROBED_ROWS codes (at least MIN_NPROBE lists), and still finds the

@@ -22,6 +22,7 @@ import json
 import os
 import pathlib
 import struct
+import sys
 import uuid
 from typing import Optional, Sequence
 
@@ -45,8 +46,10 @@ HIT_BATCH_ROWS = 1 << 16     # and the hits' records (a few hundred bytes each: 
 # eighth of the bitmap's bytes), else as ids: OR-ing a bitmap in costs 0.2 ms at 10M docs, setting
 # a year's 294,000 listed ids about 3 ms
 BITMAP_SHARE = 256
-# Python's whitespace (what `str.split()` splits on), as an RE2 character class
-_SPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in map(chr, range(0x110000)) if c.isspace()) + "]"
+# Python's whitespace (what `str.split()` splits on), as an RE2 character class: NumPy's `isspace`
+# (`str.isspace`'s set) over every code point at once, 8 ms of CPU at import where a loop took 60
+_SPACE_CLASS = "[" + "".join(f"\\x{{{code:x}}}" for code in np.flatnonzero(
+    np.char.isspace(np.arange(sys.maxunicode + 1, dtype=np.uint32).view("<U1")))) + "]"
 
 
 def new_token() -> bytes:

@@ -34,6 +34,12 @@ def test_a_prefix_of_the_text_gives_the_same_snippet():
         assert len(kept) <= 2 * SNIPPET_CHARS + 32 or kept == text
 
 
+def test_the_space_class_holds_pythons_whitespace():
+    """The RE2 class the snippet's prefix counts spaces with: every character `str.split()` splits on."""
+    inside = sidecar._SPACE_CLASS[1:-1].split("\\x")[1:]
+    assert [chr(int(code.strip("{}"), 16)) for code in inside] == [chr(c) for c in range(0x110000) if chr(c).isspace()]
+
+
 @pytest.fixture(scope="module")
 def odd_corpus(tmp_path_factory, encoder):
     statements = STATEMENTS + [(i % 3, "remark", f"9.{i}", f"rem:{i}", text) for i, text in enumerate(ODD_TEXTS)]

@@ -78,9 +78,10 @@ def openblas_core(cpu_features: dict[str, bool]) -> Optional[str]:
 
 def load_faiss():
     """faiss, imported the first time with its OpenBLAS told the CPU's kernels (`openblas_core`;
-    an OPENBLAS_CORETYPE the user set wins). The variable is set only while faiss loads: child
-    processes and other libraries detect for themselves."""
-    if "faiss" not in sys.modules and "OPENBLAS_CORETYPE" not in os.environ:
+    an OPENBLAS_CORETYPE the user set wins, an empty one is OpenBLAS's detection, so ours). The
+    variable is ours only while faiss loads: child processes and other libraries detect for themselves."""
+    given = os.environ.get("OPENBLAS_CORETYPE")
+    if "faiss" not in sys.modules and not given:
         try:
             from numpy._core._multiarray_umath import __cpu_features__
         except ImportError:     # NumPy 1
@@ -92,7 +93,10 @@ def load_faiss():
             try:
                 import faiss    # noqa: F401 (loads it)
             finally:
-                os.environ.pop("OPENBLAS_CORETYPE", None)
+                if given is None:
+                    del os.environ["OPENBLAS_CORETYPE"]
+                else:
+                    os.environ["OPENBLAS_CORETYPE"] = given
     import faiss
 
     return faiss

@@ -113,7 +113,7 @@ def test_lists_and_training_sample_follow_the_corpus_size():
 def test_faiss_multiplies_with_the_cpus_kernels():
     """faiss's bundled OpenBLAS takes a CPU model it does not know for a Prescott (SSE3: k-means 4x
     slower here): `load_faiss` names the CPU's widest kernels while faiss loads, and only then (the
-    variable is gone afterwards); an OPENBLAS_CORETYPE the user set wins."""
+    variable is as it was afterwards); an OPENBLAS_CORETYPE the user set wins, an empty one is none."""
     assert vector_index.openblas_core({"AVX512_SKX": True, "AVX2": True, "FMA3": True}) == "SkylakeX"
     assert vector_index.openblas_core({"AVX512_SKX": False, "AVX2": True, "FMA3": True}) == "Haswell"
     assert vector_index.openblas_core({"AVX2": True}) is None and vector_index.openblas_core({}) is None
@@ -123,8 +123,8 @@ def test_faiss_multiplies_with_the_cpus_kernels():
             "if p['internal_api'] == 'openblas' and 'faiss' in p['filepath']]; "
             "print(json.dumps([vector_index.openblas_core(__cpu_features__), kernels, os.environ.get('OPENBLAS_CORETYPE')]))")
     env = {name: value for name, value in os.environ.items() if name != "OPENBLAS_CORETYPE"}
-    for given in (None, "Haswell"):
-        run = subprocess.run([sys.executable, "-c", code], env={**env, **({"OPENBLAS_CORETYPE": given} if given else {})},
+    for given in (None, "", "Haswell"):
+        run = subprocess.run([sys.executable, "-c", code], env={**env, **({} if given is None else {"OPENBLAS_CORETYPE": given})},
                              cwd=REPO, capture_output=True, text=True, check=True)
         core, kernels, left = json.loads(run.stdout.strip().splitlines()[-1])
         if core is None or not kernels:

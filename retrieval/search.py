@@ -39,8 +39,8 @@ LEXICAL_WEIGHT = 0.25      # BM25's weight in hybrid fusion: best on the tuning 
 # lower); statements keep the model's max_seq_length (256 for all-MiniLM-L6-v2). Both packaged
 # models, all-MiniLM-L6-v2 and all-mpnet-base-v2, were trained on sequences cut at 128 tokens (their
 # model cards), so a longer query's tail is text the model never learnt to pool, and the forward pass
-# grows with length: a 189-token paragraph costs 48 ms of one core, its first 128 tokens 33
-# (docs/retrieval_quality.md, "Query length").
+# grows with length: pasted paragraphs' embedding at the 95th percentile, 40.6 CPU-ms at 256 tokens,
+# is 29.8 at 128 (docs/vector_index.md; the quality cost: docs/retrieval_quality.md, "Query length").
 QUERY_TOKENS = 128
 SNIPPET_CHARS = 240
 # DuckDB's buffer pool over an index's search.duckdb (its default, 80% of RAM, let serve keep the

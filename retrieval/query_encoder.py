@@ -364,11 +364,13 @@ class BertQueryEncoder:
             return self._forward(texts)
 
 
-def load(model_path: str, *, normalize: bool, prompt: str, threads: Optional[int] = None) -> Optional[BertQueryEncoder]:
+def load(model_path: str, *, normalize: bool, prompt: str, threads: Optional[int] = None,
+         max_tokens: Optional[int] = None) -> Optional[BertQueryEncoder]:
     """The NumPy encoder for the model folder at `model_path`, or None when its layout is not the
     one it reproduces exactly (then use the sentence-transformers encoder). `threads`: split a
     long forward pass between this many threads (default: as many as there are idle cores, up to
-    MAX_THREADS)."""
+    MAX_THREADS). `max_tokens`: truncate texts at this many tokens, where below the model's
+    max_seq_length (as sentence-transformers does with a lower `max_seq_length`)."""
     root = pathlib.Path(model_path)
     modules = _json(root / "modules.json")
     config = _json(root / "config.json")
@@ -389,4 +391,6 @@ def load(model_path: str, *, normalize: bool, prompt: str, threads: Optional[int
         return None
     max_length = int((_json(root / "sentence_bert_config.json") or {}).get("max_seq_length")
                      or config.get("max_position_embeddings", 512))
+    if max_tokens is not None:
+        max_length = min(max_length, max_tokens)
     return BertQueryEncoder(root, config, max_length, normalize or "Normalize" in kinds, prompt, threads)

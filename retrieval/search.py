@@ -35,6 +35,13 @@ REPRESENTATIONS = {"description": "embedding", "statement": "statement_embedding
 RRF_K = 60                 # reciprocal-rank fusion constant (Cormack et al.)
 FUSION_DEPTH = 100         # candidates taken from each ranking before fusing or reranking
 LEXICAL_WEIGHT = 0.25      # BM25's weight in hybrid fusion: best on the tuning sets (benchmarks/retrieval_quality.py)
+# Queries are embedded from at most their first QUERY_TOKENS tokens (the model's own maximum where
+# lower); statements keep the model's max_seq_length (256 for all-MiniLM-L6-v2). Both packaged
+# models, all-MiniLM-L6-v2 and all-mpnet-base-v2, were trained on sequences cut at 128 tokens (their
+# model cards), so a longer query's tail is text the model never learnt to pool, and the forward pass
+# grows with length: pasted paragraphs' embedding at the 95th percentile, 40.6 CPU-ms at 256 tokens,
+# is 29.8 at 128 (docs/vector_index.md; the quality cost: docs/retrieval_quality.md, "Query length").
+QUERY_TOKENS = 128
 SNIPPET_CHARS = 240
 # DuckDB's buffer pool over an index's search.duckdb (its default, 80% of RAM, let serve keep the
 # pages of the table it scanned for filters and hits: 826 MB anonymous at 10M rows, 263 at 1M);
@@ -193,11 +200,13 @@ def _encoder_for(config):
 class Searcher:
     """Searches one catalog; the query encoder (and, without an index, the lexical index) on first use.
     `lean_encoder`: embed queries with `retrieval.query_encoder` (NumPy, no torch) when the model
-    allows: `search`, `serve` and `mcp` (as fast as torch on one thread, 700 MB less memory)."""
+    allows: `search`, `serve` and `mcp` (as fast as torch on one thread, 700 MB less memory).
+    `query_tokens`: queries are embedded from at most this many tokens (QUERY_TOKENS)."""
 
     def __init__(self, catalog: Catalog, *, query_model: Optional[str] = None,
                  representation: str = "description", reranker=None, rerank_depth: int = 50,
-                 exact: bool = False, lexical_weight: float = LEXICAL_WEIGHT, lean_encoder: bool = False):
+                 exact: bool = False, lexical_weight: float = LEXICAL_WEIGHT, lean_encoder: bool = False,
+                 query_tokens: int = QUERY_TOKENS):
         if representation not in REPRESENTATIONS:
             raise UsageError(f"representation: choose one of {', '.join(REPRESENTATIONS)}")
         self.catalog = catalog
@@ -208,6 +217,7 @@ class Searcher:
         self.rerank_depth = rerank_depth
         self.exact = exact
         self.lean_encoder = lean_encoder
+        self.query_tokens = query_tokens
         self.lexical_weight = lexical_weight  # weight of the BM25 ranking in hybrid fusion (vector: 1)
         self._vectors: Optional[vectors.VectorTable] = None    # in-memory exact search's table
         self._index: Optional[vector_index.VectorIndex] = None
@@ -275,12 +285,13 @@ class Searcher:
                 from retrieval import query_encoder
 
                 encoder = query_encoder.load(resolve_model_path(info.model), normalize=info.normalize,
-                                             prompt=info.query_prompt)
+                                             prompt=info.query_prompt, max_tokens=self.query_tokens)
             if encoder is None:
                 from transforms.embed.encoder import EncoderConfig
 
                 encoder = _encoder_for(EncoderConfig(model=info.model, query_prompt=info.query_prompt,
-                                                     document_prompt=info.document_prompt, normalize=info.normalize))
+                                                     document_prompt=info.document_prompt, normalize=info.normalize,
+                                                     max_tokens=self.query_tokens))
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot load the corpus's embedding model {info.model!r}: {exc}") from None
         if encoder.dim != info.dim:

@@ -19,7 +19,7 @@ import sys
 from retrieval.catalog import open_catalog
 from retrieval.filters import make_filters, parse_year_range
 from retrieval.render import hits_json, hits_table
-from retrieval.search import LEXICAL_WEIGHT, MODES, REPRESENTATIONS, Searcher
+from retrieval.search import LEXICAL_WEIGHT, MODES, QUERY_TOKENS, REPRESENTATIONS, Searcher
 from schemas.errors import UsageError
 
 MAX_K = 1000
@@ -58,6 +58,9 @@ def add_searcher_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {LEXICAL_WEIGHT:g})")
     parser.add_argument("--exact", action="store_true",
                         help="scan every stored vector instead of the index (the reference for its recall)")
+    parser.add_argument("--query-tokens", type=int, default=QUERY_TOKENS, metavar="N",
+                        help=f"embed a query from at most its first N tokens (default {QUERY_TOKENS}, the length "
+                             "the packaged models were trained on; at most the model's own maximum)")
 
 
 def searcher_from_args(args, *, lean_encoder: bool = False, views: bool = True) -> Searcher:
@@ -66,6 +69,8 @@ def searcher_from_args(args, *, lean_encoder: bool = False, views: bool = True) 
         raise UsageError(f"--rerank-depth: between 1 and {MAX_K}")
     if not 0 <= args.lexical_weight <= 100:
         raise UsageError("--lexical-weight: between 0 and 100")
+    if args.query_tokens < 2:
+        raise UsageError("--query-tokens: at least 2 (the model's start and end tokens)")
     reranker = None
     if args.rerank:
         from retrieval.rerank import CrossEncoderReranker
@@ -76,7 +81,7 @@ def searcher_from_args(args, *, lean_encoder: bool = False, views: bool = True) 
         raise UsageError(f"{args.dir}: not a corpus (no papers/ or theorems/): build one with build-corpus")
     return Searcher(catalog, query_model=args.query_model, representation=args.representation,
                     reranker=reranker, rerank_depth=args.rerank_depth, exact=args.exact,
-                    lexical_weight=args.lexical_weight, lean_encoder=lean_encoder)
+                    lexical_weight=args.lexical_weight, lean_encoder=lean_encoder, query_tokens=args.query_tokens)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,6 +23,7 @@ class EncoderConfig:
     batch_size: int = 64
     device: Optional[str] = None    # None: sentence-transformers picks (cuda when available)
     fp16: bool = False              # half precision (GPU only)
+    max_tokens: Optional[int] = None    # truncate texts at this many tokens (None: the model's max_seq_length)
 
     def manifest(self, dim: int) -> dict:
         return {"model": self.model, "dim": dim, "query_prompt": self.query_prompt,
@@ -40,6 +41,8 @@ class Encoder:
         self.model = SentenceTransformer(resolve_model_path(config.model), device=config.device)
         if config.fp16 and self.model.device.type == "cuda":
             self.model.half()
+        if config.max_tokens is not None:
+            self.model.max_seq_length = min(self.model.max_seq_length, config.max_tokens)
         dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
 

@@ -30,6 +30,7 @@ import errno
 import json
 import os
 import pathlib
+import shutil
 import sys
 from typing import Optional, Sequence
 
@@ -58,6 +59,7 @@ MAX_SHORTLIST = 1_000       # 1M rows: a faiss search for 1,264 candidates took 
 EXACT_FILTER_ROWS = 20_000  # a search over at most this many rows (a filter's, or the whole corpus) is an exact scan
 SCAN_ROWS = 262_144         # rows per block of an exact scan (1.5 KB each at 384-d)
 SCAN_SCORES = 1 << 24       # rows x queries per block of a batched exact scan (64 MB of scores)
+MERGE_GROUP = 64            # shards merged at once (`merge_shards`: each mapped one costs 24 bytes a list)
 GROUPED_LISTS = 2048        # from this many lists, a vector's list is found in two levels (`list_finder`)
 GROUP_PROBE = 8             # groups of centroids searched per vector (4,096 lists in 128 groups: 99.7% of
                             # vectors get their nearest centroid, the others one within 0.002 of its cosine)
@@ -335,25 +337,62 @@ class ShardEncoder:
         return faiss.vector_to_array(writer.data).tobytes(), len(present)
 
 
+def _merged_lists(index, inputs: list, path: pathlib.Path):
+    """faiss OnDiskInvertedLists at `path` holding the inverted lists of the `inputs` (indexes,
+    `_mapped_lists`), list by list, entries in input order (`merge_from_multiple`); its entry count."""
+    faiss = load_faiss()
+
+    pointers = faiss.InvertedListsPtrVector()
+    for owner in inputs:
+        pointers.push_back(owner.invlists)
+    merged = faiss.OnDiskInvertedLists(index.nlist, index.code_size, str(path))
+    return merged, merged.merge_from_multiple(pointers.data(), pointers.size(), False)
+
+
+def _mapped_lists(path: pathlib.Path, flags: int, index):
+    """An empty index owning the inverted lists read from `path` (their data mapped), which frees
+    and unmaps them when it goes: faiss's Python binding leaves lists it reads unowned (they would
+    stay to the process's end), and a proxy told to own them is not freed either."""
+    faiss = load_faiss()
+
+    owner = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatL2(index.code_size), index.code_size, index.nlist,
+                                          faiss.ScalarQuantizer.QT_8bit)      # a byte a dimension: the same code size
+    owner.replace_invlists(faiss.read_InvertedLists(faiss.FileIOReader(str(path)), flags), True)
+    return owner
+
+
 def merge_shards(directory: pathlib.Path, shard_bases: list[int], name: str) -> None:
     """Merge the shards' inverted lists into `name`.index / `name`.ivfdata under `directory` (the
-    shards are memory-mapped, not loaded: memory stays independent of the corpus)."""
+    shards are memory-mapped, not loaded). Each mapped input holds 24 bytes a list in memory (at
+    10M rows 6,800 shards of 4,096 lists: 668 MB), so more than MERGE_GROUP shards are merged in
+    two rounds: groups of MERGE_GROUP into part files (`name`.parts/, removed after), then the
+    parts. A part's lists are its shards' entries in shard order, so the result is the same bytes."""
     faiss = load_faiss()
 
     index = faiss.read_index(str(directory / QUANTIZER))
-    shard_lists = faiss.InvertedListsPtrVector()
-    kept = []       # the Python proxies own the C++ lists: keep them alive until merged
-    for base in shard_bases:
-        lists = faiss.read_InvertedLists(faiss.FileIOReader(str(directory / SHARDS / str(base) / SHARD_LISTS)),
-                                         faiss.IO_FLAG_MMAP)
-        kept.append(lists)
-        shard_lists.push_back(lists)
-    merged = faiss.OnDiskInvertedLists(index.nlist, index.code_size, str(directory / f"{name}.ivfdata"))
-    with _stdout_to_stderr():       # faiss reports resizing the file on stdout
-        index.ntotal = merged.merge_from_multiple(shard_lists.data(), shard_lists.size(), False)
-    index.replace_invlists(merged, True)
-    merged.this.disown()            # the index owns it now
-    faiss.write_index(index, str(directory / f"{name}.index"))
+    inputs, flags = [directory / SHARDS / str(base) / SHARD_LISTS for base in shard_bases], faiss.IO_FLAG_MMAP
+    parts = directory / f"{name}.parts"
+    shutil.rmtree(parts, ignore_errors=True)
+    try:
+        with _stdout_to_stderr():       # faiss reports resizing the file on stdout
+            if len(inputs) > MERGE_GROUP:
+                parts.mkdir()
+                groups, inputs = [inputs[i:i + MERGE_GROUP] for i in range(0, len(inputs), MERGE_GROUP)], []
+                for number, group in enumerate(groups):
+                    part, _ = _merged_lists(index, [_mapped_lists(p, flags, index) for p in group],
+                                            parts / f"{number}.ivfdata")
+                    inputs.append(parts / f"{number}.ilod")
+                    writer = faiss.FileIOWriter(str(inputs[-1]))
+                    faiss.write_InvertedLists(part, writer)
+                    del writer, part      # closed and unmapped: the part's pages leave this process
+                flags = faiss.IO_FLAG_READ_ONLY     # an OnDiskInvertedLists record maps its file when read
+            merged, index.ntotal = _merged_lists(index, [_mapped_lists(p, flags, index) for p in inputs],
+                                                 directory / f"{name}.ivfdata")
+        index.replace_invlists(merged, True)
+        merged.this.disown()            # the index owns it now
+        faiss.write_index(index, str(directory / f"{name}.index"))
+    finally:
+        shutil.rmtree(parts, ignore_errors=True)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from benchmarks.synthetic_vectors import perturbed, real_embeddings, real_paragraphs  # noqa: E402
+from benchmarks.synthetic_vectors import perturbed, real_embeddings, real_paragraphs, too_few_paragraphs  # noqa: E402
 from schemas import PAPERS, theorems_table  # noqa: E402
 
 FILE_ROWS = 50_000
@@ -241,6 +241,8 @@ def main() -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     texts = real_paragraphs(BASE_TEXTS + args.queries)
+    if len(texts) < BASE_TEXTS + args.queries:
+        parser.error(too_few_paragraphs(len(texts), BASE_TEXTS + args.queries))
     queries = texts[BASE_TEXTS:][: args.queries]
     base = real_embeddings(BASE_TEXTS, pathlib.Path(args.cache) if args.cache else None)
     root = pathlib.Path(args.keep) if args.keep else pathlib.Path(tempfile.mkdtemp(prefix="search-scale-"))

@@ -731,3 +731,17 @@ def test_a_small_corpus_is_indexed_without_beam_as_the_beam_job_indexes_it(synth
     with pytest.raises(ValueError, match="index: .*") as raised:     # in process: as one line, like `run_apart`
         index_job.finish({"root": str(roots["here"]), "shards": [vars(s) for s in shards], "dim": 16}, 12_000)
     assert "\n" not in str(raised.value)
+
+
+def test_too_few_real_paragraphs_is_an_error_not_a_denser_corpus(tmp_path, monkeypatch):
+    """Without ../shared/corpora the samples hold 67 paragraphs: the scale benchmark's corpus would
+    cluster around 67 points, not 2,500, and still run (a 10M corpus did, with recall@10 0.87)."""
+    from benchmarks import synthetic_vectors
+
+    (tmp_path / "few.tex").write_text("\n\n".join(f"Paragraph {i}: " + "every bounded sequence converges " * 3
+                                                  for i in range(5)))
+    monkeypatch.setattr(synthetic_vectors, "TEXT_ROOTS", (tmp_path / "absent", tmp_path))
+    assert len(synthetic_vectors.real_paragraphs(10)) == 5
+    with pytest.raises(ValueError, match=r"^5 paragraphs of LaTeX under .*, 10 needed"):
+        synthetic_vectors.real_embeddings(10, tmp_path / "cache.npy")
+    assert not (tmp_path / "cache.npy").exists()

@@ -18,6 +18,7 @@ d // 8, n bits) or, for a rare value (under 1 doc in BITMAP_SHARE), their sorted
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pathlib
@@ -46,10 +47,15 @@ HIT_BATCH_ROWS = 1 << 16     # and the hits' records (a few hundred bytes each: 
 # eighth of the bitmap's bytes), else as ids: OR-ing a bitmap in costs 0.2 ms at 10M docs, setting
 # a year's 294,000 listed ids about 3 ms
 BITMAP_SHARE = 256
-# Python's whitespace (what `str.split()` splits on), as an RE2 character class: NumPy's `isspace`
-# (`str.isspace`'s set) over every code point at once, 8 ms of CPU at import where a loop took 60
-_SPACE_CLASS = "[" + "".join(f"\\x{{{code:x}}}" for code in np.flatnonzero(
-    np.char.isspace(np.arange(sys.maxunicode + 1, dtype=np.uint32).view("<U1")))) + "]"
+
+
+@functools.cache
+def space_class() -> str:
+    """Python's whitespace (what `str.split()` splits on), as an RE2 character class: NumPy's
+    `isspace` (`str.isspace`'s set) over every code point at once, 8 ms of CPU where a loop took 60;
+    computed when a build first writes snippets, not when search and serve import this module."""
+    return "[" + "".join(f"\\x{{{code:x}}}" for code in np.flatnonzero(
+        np.char.isspace(np.arange(sys.maxunicode + 1, dtype=np.uint32).view("<U1")))) + "]"
 
 
 def new_token() -> bytes:
@@ -69,7 +75,7 @@ def snippet_source(text: str, limit: int) -> str:
     mostly spaces (then all of it is kept)."""
     prefix = 2 * limit + 32
     return (f"CASE WHEN length({text}) <= {prefix} "
-            f"OR length(regexp_replace(left({text}, {prefix}), '{_SPACE_CLASS}', '', 'g')) <= {limit} "
+            f"OR length(regexp_replace(left({text}, {prefix}), '{space_class()}', '', 'g')) <= {limit} "
             f"THEN {text} ELSE left({text}, {prefix}) END")
 
 

@@ -36,7 +36,7 @@ def test_a_prefix_of_the_text_gives_the_same_snippet():
 
 def test_the_space_class_holds_pythons_whitespace():
     """The RE2 class the snippet's prefix counts spaces with: every character `str.split()` splits on."""
-    inside = sidecar._SPACE_CLASS[1:-1].split("\\x")[1:]
+    inside = sidecar.space_class()[1:-1].split("\\x")[1:]
     assert [chr(int(code.strip("{}"), 16)) for code in inside] == [chr(c) for c in range(0x110000) if chr(c).isspace()]
 
 
